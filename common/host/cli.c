@@ -1,0 +1,194 @@
+#include "host/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
+
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK } kind_t;
+
+typedef struct {
+    const char *name;
+    kind_t kind;
+    size_t offset;
+    unsigned needs; /* OPT_* bit the stage must accept, 0 = always */
+    int min;
+    const char *help;
+} flag_t;
+
+#define OFF(f) offsetof(fmha_opts, f)
+static const flag_t flags[] = {
+    {"--b", K_INT, OFF(b), 0, 1, "batch size"},
+    {"--hq", K_INT, OFF(hq), 0, 1, "query heads"},
+    {"--hkv", K_INT, OFF(hkv), OPT_HKV, 1, "KV heads (Hq must be a multiple; 1 = MQA)"},
+    {"--sq", K_INT, OFF(sq), 0, 1, "query rows per (batch, head)"},
+    {"--skv", K_INT, OFF(skv), 0, 0, "keys per (batch, head)"},
+    {"--d", K_INT, OFF(d), 0, 1, "head dimension"},
+    {"--causal", K_BOOL, OFF(causal), OPT_CAUSAL, 0, "causal mask, bottom-right aligned (0/1)"},
+    {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens (0 = contiguous)"},
+    {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
+    {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
+    {"--seed", K_U64, OFF(seed), 0, 0, "RNG seed"},
+    {"--check", K_BOOL, OFF(check), 0, 0, "verify against the host reference (default 1)"},
+    {"--no-check", K_NOCHECK, OFF(check), 0, 0, "same as --check=0"},
+    {"--iters", K_INT, OFF(iters), 0, 0, "timed samples on a GPU backend (0 = no timing)"},
+    {"--warmup", K_INT, OFF(warmup), 0, 0, "warm-up launches before timing"},
+    {"--csv", K_STR, OFF(csv), 0, 0, "append one result row to this CSV file"},
+    {"--dump", K_STR, OFF(dump), 0, 0, "write inputs and outputs as .npy into this folder"},
+    {"--help", K_HELP, OFF(help), 0, 0, "this text"},
+};
+#define NFLAGS ((int)(sizeof flags / sizeof flags[0]))
+
+static int parse_int(const char *flag, const char *v, int min, int *out, char *err, size_t len)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || errno) {
+        snprintf(err, len, "%s: '%s' is not an integer", flag, v);
+        return 2;
+    }
+    if (x < min) {
+        snprintf(err, len, "%s=%ld: must be >= %d", flag, x, min);
+        return 2;
+    }
+    if (x > MAX_DIM) {
+        snprintf(err, len, "%s=%ld: must be <= %d", flag, x, MAX_DIM);
+        return 2;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, size_t len)
+{
+    char *base = (char *)o + f->offset;
+    switch (f->kind) {
+    case K_INT:
+        return parse_int(f->name, v, f->min, (int *)base, err, len);
+    case K_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) *(int *)base = 1;
+        else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) *(int *)base = 0;
+        else {
+            snprintf(err, len, "%s: '%s' is not a boolean (use 0 or 1)", f->name, v);
+            return 2;
+        }
+        return 0;
+    case K_BACKEND:
+        for (int b = 0; b < BACKEND_COUNT; b++)
+            if (!strcmp(v, backend_name((backend_t)b))) { *(backend_t *)base = (backend_t)b; return 0; }
+        snprintf(err, len, "--backend: '%s' is not one of auto, sm90, sm100, emu", v);
+        return 2;
+    case K_INIT:
+        for (int i = 0; i < INIT_COUNT; i++)
+            if (!strcmp(v, init_name((init_t)i))) { *(init_t *)base = (init_t)i; return 0; }
+        snprintf(err, len, "--init: '%s' is not one of rand, int, ramp, ones", v);
+        return 2;
+    case K_U64: {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 0);
+        if (*v == '\0' || *end != '\0' || errno || *v == '-') {
+            snprintf(err, len, "--seed: '%s' is not a non-negative integer", v);
+            return 2;
+        }
+        *(uint64_t *)base = (uint64_t)x;
+        return 0;
+    }
+    case K_STR:
+        if (strlen(v) >= sizeof o->csv) {
+            snprintf(err, len, "%s: path longer than %zu characters", f->name, sizeof o->csv - 1);
+            return 2;
+        }
+        if (*v == '\0') {
+            snprintf(err, len, "%s: empty path", f->name);
+            return 2;
+        }
+        strcpy(base, v);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int cli_parse(int argc, char **argv, unsigned accepts, fmha_opts *o, char *err, size_t len)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "-h")) arg = "--help";
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        const flag_t *f = NULL;
+        for (int k = 0; k < NFLAGS; k++)
+            if (strlen(flags[k].name) == nlen && !strncmp(flags[k].name, arg, nlen)) f = &flags[k];
+        if (!f) {
+            snprintf(err, len, "unknown flag '%.*s' (see --help)", (int)nlen, arg);
+            return 2;
+        }
+        if (f->needs && !(accepts & f->needs)) {
+            snprintf(err, len, "%s: this stage does not support it (see --help)", f->name);
+            return 2;
+        }
+        if (f->kind == K_HELP) { o->help = 1; continue; }
+        if (f->kind == K_NOCHECK) {
+            if (eq) { snprintf(err, len, "--no-check takes no value"); return 2; }
+            o->check = 0;
+            continue;
+        }
+        const char *v;
+        if (eq) v = eq + 1;
+        else if (f->kind == K_BOOL && (i + 1 >= argc || argv[i + 1][0] == '-')) v = "1";
+        else if (i + 1 < argc) v = argv[++i];
+        else {
+            snprintf(err, len, "%s needs a value", f->name);
+            return 2;
+        }
+        int rc = set_flag(f, v, o, err, len);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int cli_validate_common(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->hq % o->hkv != 0) {
+        snprintf(err, len, "--hq=%d --hkv=%d: --hq must be a multiple of --hkv (each KV head serves "
+                 "Hq/Hkv query heads)", o->hq, o->hkv);
+        return 2;
+    }
+    size_t q_elems = (size_t)o->b * o->hq * o->sq * o->d;
+    size_t kv_elems = (size_t)o->b * o->hkv * o->skv * o->d;
+    const size_t limit = (size_t)1 << 34; /* 16 Gi elements: past any test or benchmark shape */
+    if (q_elems > limit || kv_elems > limit) {
+        snprintf(err, len, "--b/--hq/--hkv/--sq/--skv/--d: tensors of %zu and %zu elements exceed the "
+                 "limit of 2^34 elements", q_elems, kv_elems);
+        return 2;
+    }
+    return 0;
+}
+
+void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *d)
+{
+    printf("%s: %s\n\nusage: %s [flags]\n\n", prog, title, prog);
+    for (int k = 0; k < NFLAGS; k++) {
+        if (flags[k].needs && !(accepts & flags[k].needs)) continue;
+        printf("  %-12s %s\n", flags[k].name, flags[k].help);
+    }
+    printf("\ndefaults: b=%d hq=%d hkv=%d sq=%d skv=%d d=%d causal=%d backend=%s init=%s seed=%llu "
+           "iters=%d warmup=%d\n",
+           d->b, d->hq, d->hkv, d->sq, d->skv, d->d, d->causal, backend_name(d->backend),
+           init_name(d->init), (unsigned long long)d->seed, d->iters, d->warmup);
+    printf("exit codes: 0 verified, 1 wrong result or CUDA error, 2 bad arguments, 77 skipped\n");
+}
+
+void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "b=%d hq=%d", o->b, o->hq);
+    if (accepts & OPT_HKV) n += snprintf(buf + n, len - (size_t)n, " hkv=%d", o->hkv);
+    n += snprintf(buf + n, len - (size_t)n, " sq=%d skv=%d d=%d", o->sq, o->skv, o->d);
+    if (accepts & OPT_CAUSAL) n += snprintf(buf + n, len - (size_t)n, " causal=%d", o->causal);
+    if (accepts & OPT_PAGE) snprintf(buf + n, len - (size_t)n, " page=%d", o->page);
+}

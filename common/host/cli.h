@@ -1,0 +1,22 @@
+/* Command-line parsing and the generic validation rules of the stage contract (DESIGN.md 4).
+ * Flags take "--flag value" or "--flag=value". Every rejection names the flag and the rule. */
+#ifndef FMHA_CLI_H
+#define FMHA_CLI_H
+
+#include <stddef.h>
+
+#include "host/options.h"
+
+/* Parse argv into *o (which holds the stage's defaults on entry). accepts: OPT_* bits of the
+ * optional flags this stage takes. Returns 0, or 2 with a message in err. */
+int cli_parse(int argc, char **argv, unsigned accepts, fmha_opts *o, char *err, size_t len);
+
+/* Rules that hold for every stage (sizes positive, Hq a multiple of Hkv, ...). 0 or 2. */
+int cli_validate_common(const fmha_opts *o, char *err, size_t len);
+
+void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *defaults);
+
+/* "b=1 hq=16 hkv=16 sq=128 skv=128 d=64 causal=0": the shape part of the result line. */
+void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t len);
+
+#endif

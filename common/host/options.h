@@ -1,0 +1,35 @@
+/* The options every stage program understands (DESIGN.md section 4), as parsed from its command
+ * line. Parsing and validation live in cli.c; the per-stage rules in each stage's validate(). */
+#ifndef FMHA_OPTIONS_H
+#define FMHA_OPTIONS_H
+
+#include <stdint.h>
+
+typedef enum { BACKEND_AUTO = 0, BACKEND_SM90, BACKEND_SM100, BACKEND_EMU, BACKEND_COUNT } backend_t;
+typedef enum { INIT_RAND = 0, INIT_INT, INIT_RAMP, INIT_ONES, INIT_COUNT } init_t;
+
+/* Optional flags a stage may accept; the rest are always accepted. */
+enum {
+    OPT_HKV    = 1u << 0, /* --hkv (GQA/MQA) */
+    OPT_CAUSAL = 1u << 1, /* --causal */
+    OPT_PAGE   = 1u << 2, /* --page (paged KV) */
+};
+
+typedef struct {
+    int b, hq, hkv, sq, skv, d; /* batch, query heads, KV heads, query rows, keys, head dim */
+    int causal;                 /* 0/1; bottom-right aligned when sq != skv */
+    int page;                   /* paged-KV page size in tokens, 0 = contiguous */
+    backend_t backend;
+    init_t init;
+    uint64_t seed;
+    int check;                  /* verify against the host reference (default on) */
+    int iters, warmup;          /* timed samples and warm-up launches (GPU backends) */
+    char csv[512];              /* append one result row to this CSV file ("" = none) */
+    char dump[512];             /* write inputs and outputs as .npy into this folder ("" = none) */
+    int help;
+} fmha_opts;
+
+const char *backend_name(backend_t b);
+const char *init_name(init_t i);
+
+#endif

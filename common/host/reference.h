@@ -1,0 +1,36 @@
+/* fp64 host references.
+ *
+ * Layouts (contiguous, element strides implied):
+ *   Q   [B, Hq,  Sq,  D]      K, V [B, Hkv, Skv, D]      O [B, Hq, Sq, D]     LSE [B, Hq, Sq]
+ * GQA/MQA: query head h reads KV head h / (Hq / Hkv).
+ * Causal: bottom-right aligned, i.e. query row i sees keys j <= i + (Skv - Sq). When Sq > Skv the
+ * first Sq - Skv rows see no key at all: those rows get O = 0 and LSE = -inf, never NaN.
+ * LSE is the natural log of sum_j exp(scale * q.k_j) (with the scale), for a split-KV merge. */
+#ifndef FMHA_REFERENCE_H
+#define FMHA_REFERENCE_H
+
+#include <stddef.h>
+
+typedef struct {
+    int b, hq, hkv, sq, skv, d;
+    double scale;
+    int causal;
+} attn_shape;
+
+/* Last key index row i may see (inclusive), or -1 if none; skv-1 without the causal mask. */
+int ref_last_visible_key(const attn_shape *s, int row);
+
+/* Exact fp64 attention. lse may be NULL. */
+void ref_attention(const attn_shape *s, const float *q, const float *k, const float *v,
+                   double *o, double *lse);
+
+/* The "emulating" reference (DESIGN.md section 5): the same, but P = exp(s - m) is rounded to bf16
+ * before P.V, as a kernel that feeds P to a bf16 MMA does; the row sum l uses the unrounded P. Its
+ * error against ref_attention is the yardstick for a kernel's error. */
+void ref_attention_bf16p(const attn_shape *s, const float *q, const float *k, const float *v,
+                         double *o, double *lse);
+
+/* S = scale * Q K^T, S [B, Hq, Sq, Skv] (stage A). */
+void ref_qk(const attn_shape *s, const float *q, const float *k, double *out_s);
+
+#endif

@@ -1,0 +1,145 @@
+#include "host/runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "host/backend.h"
+#include "host/cli.h"
+#include "host/csv.h"
+#include "host/device.h"
+#include "host/npy.h"
+
+static void fmt_or_dash(char *buf, size_t len, const char *fmt, double v, int valid)
+{
+    if (valid) snprintf(buf, len, fmt, v);
+    else snprintf(buf, len, "-");
+}
+
+static int append_csv(const stage_def *st, const fmha_opts *o, const gpu_info *g,
+                      const stage_result *r, const char *verdict)
+{
+    static const char *const cols[] = {
+        "date", "gpu", "stage", "backend", "b", "hq", "hkv", "sq", "skv", "d", "causal", "page",
+        "init", "seed", "verdict", "max_abs", "rel_l2", "cosine", "time_ms_median", "time_ms_min",
+        "tflops", "gbps"};
+    enum { N = sizeof cols / sizeof cols[0] };
+    char v[N][256];
+    time_t now = time(NULL);
+    strftime(v[0], sizeof v[0], "%Y-%m-%d", gmtime(&now));
+    snprintf(v[1], 256, "%s", g->present ? g->name : "none");
+    snprintf(v[2], 256, "%s", st->letter);
+    snprintf(v[3], 256, "%s", backend_name(o->backend));
+    int ints[] = {o->b, o->hq, o->hkv, o->sq, o->skv, o->d, o->causal, o->page};
+    for (int i = 0; i < 8; i++) snprintf(v[4 + i], 256, "%d", ints[i]);
+    snprintf(v[12], 256, "%s", init_name(o->init));
+    snprintf(v[13], 256, "%llu", (unsigned long long)o->seed);
+    snprintf(v[14], 256, "%s", verdict);
+    fmt_or_dash(v[15], 256, "%.6e", r->rep.max_abs, r->checked);
+    fmt_or_dash(v[16], 256, "%.6e", r->rep.rel_l2, r->checked);
+    fmt_or_dash(v[17], 256, "%.9f", r->rep.cosine, r->checked);
+    int timed = r->time_ms > 0;
+    fmt_or_dash(v[18], 256, "%.6f", r->time_ms, timed);
+    fmt_or_dash(v[19], 256, "%.6f", r->time_min_ms, timed);
+    fmt_or_dash(v[20], 256, "%.3f", timed ? r->flops / (r->time_ms * 1e-3) / 1e12 : 0, timed && r->flops > 0);
+    fmt_or_dash(v[21], 256, "%.3f", timed ? r->bytes / (r->time_ms * 1e-3) / 1e9 : 0, timed && r->bytes > 0);
+    const char *fields[N];
+    for (int i = 0; i < N; i++) fields[i] = v[i];
+    FILE *f = csv_open(o->csv, cols, N);
+    if (!f) return 1;
+    csv_row(f, fields, N);
+    return fclose(f) == 0 ? 0 : 1;
+}
+
+int stage_main(const stage_def *st, int argc, char **argv)
+{
+    fmha_opts o = st->defaults;
+    char err[512] = "";
+    char prog[32];
+    snprintf(prog, sizeof prog, "stage_%s", st->letter);
+
+    int rc = cli_parse(argc, argv, st->accepts, &o, err, sizeof err);
+    if (rc == 0 && o.help) {
+        cli_usage(prog, st->title, st->accepts, &st->defaults);
+        return 0;
+    }
+    if (rc == 0) rc = cli_validate_common(&o, err, sizeof err);
+
+    gpu_info g;
+    memset(&g, 0, sizeof g);
+    backend_t chosen = BACKEND_EMU;
+    if (rc == 0) {
+        gpu_query(&g);
+        rc = backend_select(o.backend, st->backends, &g, &chosen, err, sizeof err);
+        if (rc == 0) o.backend = chosen;
+    }
+    /* Stage rules see the resolved backend; a skip still validates with the requested one. */
+    if ((rc == 0 || rc == 77) && st->validate) {
+        char verr[512] = "";
+        if (st->validate(&o, verr, sizeof verr)) {
+            rc = 2;
+            snprintf(err, sizeof err, "%s", verr);
+        }
+    }
+    if (rc == 2) {
+        fprintf(stderr, "%s: error: %s\n", prog, err);
+        printf("[FAIL] stage=%s bad arguments: %s\n", st->letter, err);
+        return 2;
+    }
+    if (rc == 77) {
+        printf("[SKIP] stage=%s backend=%s: %s\n", st->letter, backend_name(o.backend), err);
+        return 77;
+    }
+
+    char shape[256];
+    cli_shape_string(&o, st->accepts, shape, sizeof shape);
+    printf("stage %s (%s): %s\n", st->letter, st->name, st->title);
+    printf("running: backend=%s %s init=%s seed=%llu%s\n", backend_name(o.backend), shape,
+           init_name(o.init), (unsigned long long)o.seed, g.present ? "" : " (no GPU here)");
+    if (g.present) printf("gpu: %s, CC %d.%d, %d SMs\n", g.name, g.cc_major, g.cc_minor, g.sm_count);
+    fflush(stdout);
+
+    stage_result r;
+    memset(&r, 0, sizeof r);
+    r.time_ms = r.time_min_ms = -1.0;
+    rc = st->run(&o, &r);
+    if (r.detail[0]) printf("%s\n", r.detail);
+
+    const char *verdict;
+    if (rc != 0) verdict = "FAIL";
+    else if (r.checked) verdict = r.passed ? "OK" : "FAIL";
+    else verdict = "OK";
+
+    char errs[32], tms[32], tfl[32], gbs[32];
+    if (r.checked) snprintf(errs, sizeof errs, "%.3e", r.err);
+    else snprintf(errs, sizeof errs, rc ? "-" : "unchecked");
+    int timed = r.time_ms > 0;
+    fmt_or_dash(tms, sizeof tms, "%.4f", r.time_ms, timed);
+    fmt_or_dash(tfl, sizeof tfl, "%.2f", timed ? r.flops / (r.time_ms * 1e-3) / 1e12 : 0, timed && r.flops > 0);
+    fmt_or_dash(gbs, sizeof gbs, "%.1f", timed ? r.bytes / (r.time_ms * 1e-3) / 1e9 : 0, timed && r.bytes > 0);
+
+    if (o.csv[0] && append_csv(st, &o, &g, &r, verdict)) {
+        fprintf(stderr, "%s: could not append to %s\n", prog, o.csv);
+        verdict = "FAIL";
+        rc = 1;
+    }
+    printf("[%s] stage=%s backend=%s %s err=%s time_ms=%s tflops=%s gbps=%s%s\n", verdict,
+           st->letter, backend_name(o.backend), shape, errs, tms, tfl, gbs,
+           rc ? " (error: see above)" : "");
+    return strcmp(verdict, "OK") == 0 ? 0 : 1;
+}
+
+int runner_dump(const fmha_opts *o, const char *stage, const char *name, const char *descr,
+                const int *shape, int rank, const void *data, size_t elem_bytes)
+{
+    if (!o->dump[0]) return 0;
+    if (mkdir(o->dump, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "--dump: cannot create folder %s: %s\n", o->dump, strerror(errno));
+        return 1;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s_%s.npy", o->dump, stage, name);
+    return npy_write(path, descr, shape, rank, data, elem_bytes);
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Install the Debian packages the project needs, only when they are missing, and say so.
+#   deps.sh criterion    Criterion (the test framework) — what `make test` needs
+#   deps.sh matplotlib   python3-matplotlib — what `make plots` needs
+#   deps.sh all          both
+# Where CRITERION_HOME points at a bundle (scripts/criterion_bundle.sh), Criterion counts as present.
+set -euo pipefail
+want=${1:-all}
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+sudo_cmd=""
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+
+install_pkgs() {
+  echo "deps: installing $* (apt-get)"
+  if ! $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/tmp/fmha-apt.log 2>&1; then
+    echo "deps: first install attempt failed; running apt-get update and retrying"
+    $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get update -q >>/tmp/fmha-apt.log 2>&1 || true
+    if ! $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >>/tmp/fmha-apt.log 2>&1; then
+      echo "deps: apt-get install $* failed; log: /tmp/fmha-apt.log" >&2
+      tail -n 20 /tmp/fmha-apt.log >&2
+      exit 1
+    fi
+  fi
+  echo "deps: installed $*"
+}
+
+need=()
+if [ "$want" = criterion ] || [ "$want" = all ]; then
+  if [ -n "${CRITERION_HOME:-}" ]; then
+    if [ -f "$CRITERION_HOME/include/criterion/criterion.h" ]; then
+      echo "deps: Criterion from bundle $CRITERION_HOME"
+    else
+      echo "deps: CRITERION_HOME=$CRITERION_HOME holds no include/criterion/criterion.h" >&2
+      exit 1
+    fi
+  elif have_pkg libcriterion-dev; then
+    echo "deps: libcriterion-dev already installed"
+  else
+    need+=(libcriterion-dev)
+  fi
+fi
+if [ "$want" = matplotlib ] || [ "$want" = all ]; then
+  if have_pkg python3-matplotlib; then
+    echo "deps: python3-matplotlib already installed"
+  elif [ "$want" = matplotlib ] && /usr/bin/env python3 -c 'import matplotlib' 2>/dev/null; then
+    echo "deps: matplotlib importable by python3 (not from apt)"
+  else
+    need+=(python3-matplotlib)
+  fi
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "deps: missing ${need[*]} and no apt-get on this machine" >&2
+    exit 1
+  fi
+  install_pkgs "${need[@]}"
+fi

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# What the GPU machine runs (make gpu-test): describe the machine, then `make test` with the
+# Criterion bundle in .criterion-rt (made by `make criterion-bundle` where Criterion is installed),
+# then `make sass`. The exit status is make test's.
+set -u
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader 2>&1 | head -n 2
+echo "nvcc: $(nvcc --version 2>/dev/null | tail -n 1)"; echo "gcc: $(gcc --version | head -n 1)"; echo "make: $(make --version | head -n 1)"
+if [ ! -f .criterion-rt/include/criterion/criterion.h ]; then
+  echo "gpu-test: .criterion-rt/ is missing; run 'make criterion-bundle' where Criterion is installed and carry it" >&2
+  exit 2
+fi
+missing=$(LD_LIBRARY_PATH=.criterion-rt/lib ldd .criterion-rt/lib/libcriterion.so.3 | grep 'not found')
+[ -n "$missing" ] && { echo "gpu-test: the bundle lacks: $missing" >&2; exit 2; }
+echo "== make test"
+make test CRITERION_HOME=.criterion-rt
+trc=$?
+echo "== make sass"
+make sass
+echo "gpu-test: make test exit $trc"
+exit $trc
