@@ -29,11 +29,12 @@ BUILD        := build
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Where Criterion is not installed system-wide (the GPU machine), point CRITERION_HOME at a bundle
-# made by scripts/criterion_bundle.sh: it holds include/ and lib/.
+# made by scripts/criterion_bundle.sh: it holds include/ and lib/. The rpath is written as DT_RPATH
+# (--disable-new-dtags) because DT_RUNPATH would not cover libcriterion's own dependencies.
 CRITERION_HOME ?=
-CRIT_CPPFLAGS := $(if $(CRITERION_HOME),-I$(CRITERION_HOME)/include)
-CRIT_LDFLAGS  := $(if $(CRITERION_HOME),-L$(CRITERION_HOME)/lib -Wl$(comma)-rpath$(comma)$(abspath $(CRITERION_HOME))/lib)
 comma := ,
+CRIT_CPPFLAGS := $(if $(CRITERION_HOME),-I$(CRITERION_HOME)/include)
+CRIT_LDFLAGS  := $(if $(CRITERION_HOME),-L$(CRITERION_HOME)/lib -Wl$(comma)--disable-new-dtags$(comma)-rpath$(comma)$(abspath $(CRITERION_HOME))/lib)
 
 CPPFLAGS     := -I. -Icommon -I$(CUDA_HOME)/include
 CFLAGS       := -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP -D_DEFAULT_SOURCE
