@@ -20,6 +20,7 @@
 SHELL        := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 NVCC_PATH    := $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME    ?= $(if $(NVCC_PATH),$(patsubst %/bin/nvcc,%,$(NVCC_PATH)),/usr/local/cuda)
