@@ -55,9 +55,11 @@ STAGE_LETTERS := $(foreach d,$(STAGE_DIRS),$(firstword $(subst _, ,$(notdir $(d)
 STAGE_BINS := $(patsubst %,$(BUILD)/bin/stage_%,$(STAGE_LETTERS))
 TOOL_SRCS  := $(sort $(wildcard tools/*.c))
 TOOL_BINS  := $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOL_SRCS))
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bin/bench_%,$(BENCH_SRCS))
 TESTKERN_CU := $(sort $(wildcard tests/gpu/kernels/*.cu))
 TESTSUP_C  := $(sort $(wildcard tests/support/*.c))
-TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c tests/footguns/test_*.c tests/gpu/test_*.c))
+TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c tests/stages/test_*.c tests/footguns/test_*.c tests/gpu/test_*.c))
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(1))
@@ -78,7 +80,7 @@ all:
 build-all: stages tools tests
 
 stages: $(STAGE_BINS)
-tools: $(TOOL_BINS)
+tools: $(TOOL_BINS) $(BENCH_BINS)
 tests: $(TEST_BINS)
 
 help:
@@ -158,6 +160,11 @@ $(BUILD)/bin/%: $(BUILD)/obj/tools/%.c.o $(LIB_STAGES) $(LIB_COMMON)
 	@mkdir -p $(@D)
 	$(CC) $< -o $@ -L$(BUILD)/lib -lstages -lfmha $(LDLIBS)
 
+# Benchmark programs also link the CUDA libraries they compare against.
+$(BUILD)/bin/bench_%: $(BUILD)/obj/bench/%.c.o $(LIB_COMMON)
+	@mkdir -p $(@D)
+	$(CC) $< -o $@ -L$(BUILD)/lib -lfmha -L$(CUDA_HOME)/lib64 -lcublas -lcublasLt $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.c.o $(LIB_TESTKERN) $(LIB_STAGES) $(LIB_COMMON)
 	@mkdir -p $(@D)
 	$(CC) $< -o $@ $(CRIT_LDFLAGS) -L$(BUILD)/lib -ltestkernels -lstages -lfmha -lcriterion $(LDLIBS)
@@ -166,7 +173,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.c.o $(LIB_TESTKERN) $(LIB_STAGES) $(LIB_C
 # Objects
 $(BUILD)/obj/tests/%.c.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/support $(CRIT_CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Itests -Itests/support $(CRIT_CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.c.o: %.c
 	@mkdir -p $(@D)

@@ -65,6 +65,7 @@ int stage_main(const stage_def *st, int argc, char **argv)
         cli_usage(prog, st->title, st->accepts, &st->defaults);
         return 0;
     }
+    if (!(st->accepts & OPT_HKV)) o.hkv = o.hq; /* no GQA in this stage: one KV head per query head */
     if (rc == 0) rc = cli_validate_common(&o, err, sizeof err);
 
     gpu_info g;

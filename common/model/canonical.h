@@ -138,15 +138,22 @@ FMHA_HD uint32_t smem_tile_k_advance(const smem_tile *t, int k)
     return smem_tile_offset_raw(t, 0, k);
 }
 
-/* Descriptors for the tile at SMEM byte address `base`, positioned at the K step starting at k. */
-FMHA_HD uint64_t smem_tile_desc_sm100(const smem_tile *t, uint32_t base, int k)
+/* Descriptors for the tile at SMEM byte address `base`: the operand that starts at row mn0 (a
+ * multiple of 8, or of the swizzle atom width for MN-major swizzled tiles; e.g. the 64-row half a
+ * Hopper warpgroup reads) and at the K step starting at element k. */
+FMHA_HD uint32_t smem_tile_desc_start(const smem_tile *t, uint32_t base, int mn0, int k)
 {
-    return sm100_desc_encode(base + smem_tile_k_advance(t, k), t->lbo, t->sbo, t->swz);
+    return base + smem_tile_offset_raw(t, mn0, k);
 }
 
-FMHA_HD uint64_t smem_tile_desc_sm90(const smem_tile *t, uint32_t base, int k)
+FMHA_HD uint64_t smem_tile_desc_sm100(const smem_tile *t, uint32_t base, int mn0, int k)
 {
-    return sm90_desc_encode(base + smem_tile_k_advance(t, k), t->lbo, t->sbo, t->swz);
+    return sm100_desc_encode(smem_tile_desc_start(t, base, mn0, k), t->lbo, t->sbo, t->swz);
+}
+
+FMHA_HD uint64_t smem_tile_desc_sm90(const smem_tile *t, uint32_t base, int mn0, int k)
+{
+    return sm90_desc_encode(smem_tile_desc_start(t, base, mn0, k), t->lbo, t->sbo, t->swz);
 }
 
 #endif

@@ -82,12 +82,12 @@ void mma_case_free(mma_case *c)
 
 uint64_t mma_case_desc_sm90(const mma_case *c, int which, int k)
 {
-    return which ? smem_tile_desc_sm90(&c->tb, c->b_off, k) : smem_tile_desc_sm90(&c->ta, c->a_off, k);
+    return which ? smem_tile_desc_sm90(&c->tb, c->b_off, 0, k) : smem_tile_desc_sm90(&c->ta, c->a_off, 0, k);
 }
 
 uint64_t mma_case_desc_sm100(const mma_case *c, int which, int k)
 {
-    return which ? smem_tile_desc_sm100(&c->tb, c->b_off, k) : smem_tile_desc_sm100(&c->ta, c->a_off, k);
+    return which ? smem_tile_desc_sm100(&c->tb, c->b_off, 0, k) : smem_tile_desc_sm100(&c->ta, c->a_off, 0, k);
 }
 
 void mma_case_name(const mma_case *c, char *buf, unsigned len)

@@ -1,0 +1,24 @@
+// Thread copies of row-major global tiles into the canonical SMEM layouts of model/canonical.h:
+// how stages A-D fill SMEM before TMA takes over in stage E. Same code on sm_90a and sm_100a.
+#pragma once
+
+#include <stdint.h>
+
+#include "model/canonical.h"
+
+// Rows [row0, row0 + t.mn) of a row-major [rows x cols] 16-bit matrix (row pitch `ld` elements)
+// into tile t, whose MN index is the row and K index the column (a K-major tile). Rows at or past
+// `rows` are written as zeros, so a tail tile never feeds stale SMEM to the MMA. Each 16-byte
+// chunk (8 elements) is one vector load and one vector store: the swizzle permutes whole chunks,
+// so a chunk stays contiguous in SMEM. Requires cols % 8 == 0 and 16-byte aligned rows.
+__device__ __forceinline__ void copy_rows_to_kmajor_tile(uint8_t *tile_smem, const smem_tile &t, const uint16_t *src,
+                                                         int row0, int rows, int ld)
+{
+    const int chunks_per_row = t.k / 8;
+    for (int c = threadIdx.x; c < t.mn * chunks_per_row; c += blockDim.x) {
+        const int r = c / chunks_per_row, kc = (c % chunks_per_row) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (row0 + r < rows) v = *(const uint4 *)(src + (size_t)(row0 + r) * ld + kc);
+        *(uint4 *)(tile_smem + smem_tile_offset(&t, r, kc)) = v;
+    }
+}

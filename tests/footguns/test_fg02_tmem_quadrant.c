@@ -1,0 +1,78 @@
+/* FG02 — one warp reads all 128 TMEM lanes.
+ *
+ * Symptom: the seed's multi-row softmax worked for T <= 32 query rows and was "BLOCKED" for
+ *   T > 32: warp 0 read rows 0-31 only. (Seed 000, Milestone 4.)
+ * Cause: a warp may access only the 32-lane quadrant 32*(warp%4) .. +31 of TMEM (PTX 9.7.16.8.1).
+ *   The seed's planned fix, a 16x256b load, does not lift this: every tcgen05.ld shape touches
+ *   lanes of the issuing warp's quadrant only.
+ * Fix: all four warps of the warpgroup read, each its own quadrant, with the lane field of the
+ *   address set to 32*(warp%4) (stages/A_qk/qk_sm100.cu step 5; stage C's softmax warps).
+ * Stage: A (and C, at stage level). Levels: emu (the TMEM model refuses the access and the stage's
+ *   one-warp epilogue leaves rows 32-127 unwritten); sm100: the four-warp kernel is compiled and its
+ *   SASS checked (make sass), not run: no B200 here. The rule is from the PTX ISA only.
+ * Notes: notes/footguns.md#fg02 */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/bf16.h"
+#include "host/init.h"
+#include "host/rng.h"
+#include "model/tmem_model.h"
+#include "stages/A_qk/qk.h"
+
+Test(footgun, fg02_wrong_shapes_outside_the_quadrant_are_refused)
+{
+    tmem_model *t = tmem_model_new();
+    uint32_t base, regs[32 * 32];
+    cr_assert_eq(tmem_alloc(t, 32, &base), TMEM_OK);
+    /* wrong: warp 0 reading lanes 32-63 with 32x32b */
+    cr_expect_eq(tmem_ld(t, 0, TMEM_32x32b, 8, 0, tmem_addr(base, 32, 0), 32, regs), TMEM_ERR_QUADRANT);
+    /* wrong: the seed's planned 16x256b read of rows 64-79 from warp 0 */
+    cr_expect_eq(tmem_ld(t, 0, TMEM_16x256b, 1, 0, tmem_addr(base, 64, 0), 32, regs), TMEM_ERR_QUADRANT);
+    /* fixed: warp w at lane 32w */
+    for (int w = 0; w < 4; w++)
+        cr_expect_eq(tmem_ld(t, w, TMEM_32x32b, 8, 0, tmem_addr(base, 32 * w, 0), 32, regs), TMEM_OK);
+    tmem_model_free(t);
+}
+
+static void run_stage_a(qk_epilogue epi, float *s, char *err)
+{
+    static uint16_t q[128 * 64], k[128 * 64];
+    rng_t r;
+    rng_seed(&r, 2);
+    init_bf16(q, NULL, 128 * 64, INIT_INT, &r, -2, 2);
+    init_bf16(k, NULL, 128 * 64, INIT_INT, &r, -2, 2);
+    poison_f32(s, 128 * 128);
+    qk_params p = {q, k, s, 1, 1, 128, 128, 64, 1.0f, NULL};
+    cr_assert_eq(qk_emu_run(&p, epi, err, 320), 0);
+}
+
+Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
+{
+    static float one[128 * 128], four[128 * 128];
+    char err[320];
+    /* wrong: warp 0 alone reads the accumulator */
+    run_stage_a(QK_EPILOGUE_ONE_WARP, one, err);
+    cr_expect(strstr(err, "TMEM_ERR_QUADRANT") && strstr(err, "lanes 0-31"), "the model names the rule: %s", err);
+    size_t poison_rows = 0, written_rows = 0;
+    for (int i = 0; i < 128; i++) {
+        int all_poison = 1, none_poison = 1;
+        for (int j = 0; j < 128; j++) {
+            int p = f32_bits(one[i * 128 + j]) == POISON_F32;
+            all_poison &= p;
+            none_poison &= !p;
+        }
+        if (i < 32) written_rows += none_poison;
+        else poison_rows += all_poison;
+    }
+    cr_expect_eq(written_rows, 32, "rows 0-31 (warp 0's quadrant) are written");
+    cr_expect_eq(poison_rows, 96, "rows 32-127 are never written: the poison survives");
+    /* fixed: four warps, each its own quadrant; rows 0-31 agree with the one-warp run */
+    err[0] = '\0';
+    run_stage_a(QK_EPILOGUE_FOUR_WARPS, four, err);
+    cr_expect_str_eq(err, "");
+    for (int i = 0; i < 128 * 128; i++) cr_assert(f32_bits(four[i]) != POISON_F32, "element %d unwritten", i);
+    cr_expect(memcmp(one, four, sizeof(float) * 32 * 128) == 0);
+}

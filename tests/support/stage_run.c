@@ -1,0 +1,31 @@
+#include "stage_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int stage_run(const stage_def *st, const char *args)
+{
+    char buf[1024];
+    char *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", args);
+    argv[argc++] = (char *)st->name;
+    for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    argv[argc] = NULL;
+    fflush(stdout);
+    int rc = stage_main(st, argc, argv);
+    fflush(stdout);
+    return rc;
+}
+
+int program_exit_code(const char *program, const char *args)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "build/bin/%s %s", program, args);
+    fflush(stdout);
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}

@@ -1,0 +1,17 @@
+/* Running a stage program from a test: the same stage_main the binary runs, with an argument
+ * list, so a test exercises the whole program contract (flags, rules, backend choice, checking,
+ * exit code). */
+#ifndef FMHA_TEST_STAGE_RUN_H
+#define FMHA_TEST_STAGE_RUN_H
+
+#include "host/runner.h"
+
+/* args: one string of space-separated flags, e.g. "--backend emu --sq 256". Returns stage_main's
+ * exit code (0 verified, 1 wrong / CUDA error, 2 bad arguments, 77 skipped). */
+int stage_run(const stage_def *st, const char *args);
+
+/* Runs build/bin/<program> with args through the shell; returns its exit code (-1 if it could
+ * not run). Output goes to the test's log. */
+int program_exit_code(const char *program, const char *args);
+
+#endif
