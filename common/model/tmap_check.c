@@ -34,11 +34,11 @@ static const rule_info rules[TMAP_R_COUNT] = {
     [TMAP_R_STRIDE_MULT32_INTERLEAVE] = {"stride_multiple_32_interleave32", "cuda.h: INTERLEAVE_32B needs strides a multiple of 32", 0, 1},
     [TMAP_R_STRIDE_MULT32_PACKED] = {"stride_multiple_32_packed16b", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need strides a multiple of 32", 0, 1},
     [TMAP_R_BOX_RANGE] = {"box_dim_1_to_256", "cuda.h: boxDim non-zero and <= 256; HWREF 8.1 #7", 0, 1},
-    [TMAP_R_BOX_INNER_MULT16] = {"box_inner_bytes_multiple_16", "cuda.h: INTERLEAVE_NONE needs boxDim[0]*elemsize a multiple of 16 bytes; PTX 5.5.3.1", 0, 1},
+    [TMAP_R_BOX_INNER_MULT16] = {"box_inner_bytes_multiple_16", "cuda.h: INTERLEAVE_NONE needs boxDim[0]*elemsize a multiple of 16 bytes; PTX 5.5.3.1. The H200 driver (580.159.04) also refuses an 8-byte inner box with INTERLEAVE_16B/32B, so it is checked for every interleave", 0, 1},
     [TMAP_R_BOX0_PACKED16_128] = {"packed16b_box0_128", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need boxDim[0] == 128", 0, 1},
     [TMAP_R_ELEM_STRIDE_RANGE] = {"element_stride_1_to_8", "cuda.h: elementStrides non-zero and <= 8; HWREF 8.1 #8", 0, 1},
     [TMAP_R_ELEM_STRIDE0_RANGE] = {"element_stride0_range_without_interleave", "cuda.h: elementStrides 1..8, yet \"the first element of this array is ignored\" without interleave", 1, 1},
-    [TMAP_R_INTERLEAVE32_SWIZZLE32] = {"interleave32_needs_swizzle32", "cuda.h: INTERLEAVE_32B needs SWIZZLE_32B; HWREF 8.1 #9", 0, 1},
+    [TMAP_R_INTERLEAVE32_SWIZZLE32] = {"interleave32_needs_swizzle32", "cuda.h: INTERLEAVE_32B needs SWIZZLE_32B; HWREF 8.1 #9. Not enforced: the H200 driver (580.159.04) encodes INTERLEAVE_32B with SWIZZLE_NONE/64B/128B, so the rule is off", 1, 0},
     [TMAP_R_SWIZZLE_SPAN] = {"box_inner_bytes_within_swizzle_span", "cuda.h: INTERLEAVE_NONE with a swizzle needs boxDim[0]*elemsize <= 32/64/128; HWREF 8.1 #9", 0, 1},
     [TMAP_R_U6_INTERLEAVE_NONE] = {"u6_needs_interleave_none", "cuda.h: 16U6_ALIGN16B requires INTERLEAVE_NONE", 0, 1},
     [TMAP_R_U6_SWIZZLE] = {"u6_swizzle_mode", "cuda.h: 16U6_ALIGN16B supports only SWIZZLE_NONE/128B/128B_ATOM_32B/128B_ATOM_64B", 0, 1},
@@ -49,7 +49,8 @@ static const rule_info rules[TMAP_R_COUNT] = {
     [TMAP_R_STRIDE0_COVERS_DIM0] = {"stride0_covers_dim0", "cuda.h pseudo-code: globalStrides[0] = globalDim[0]*elemsize + padding[0] (padding >= 0)", 1, 0},
     [TMAP_R_STRIDE_PADDING_MODEL] = {"stride_padding_model", "cuda.h pseudo-code: globalStrides[i] = globalStrides[i-1]*(globalDim[i] + padding[i])", 1, 0},
     [TMAP_R_STRIDE_NONZERO] = {"stride_nonzero", "guess: a zero stride is a multiple of 16 but may be refused", 1, 0},
-    [TMAP_R_ELEM_STRIDE0_ONE] = {"element_stride0_one_without_interleave", "PTX 5.5.3.2: dimension-0 traversal stride must be 1 without interleave (cuda.h: ignored)", 1, 0},
+    [TMAP_R_ELEM_STRIDE0_ONE] = {"element_stride0_one_without_interleave", "PTX 5.5.3.2: dimension-0 traversal stride must be 1 without interleave (cuda.h: ignored). Off: the H200 driver accepts elementStrides[0] = 2, 3, 8", 1, 0},
+    [TMAP_R_BOX_TOTAL_BYTES] = {"box_total_bytes_limit", "undocumented: the H200 driver (580.159.04) accepts boxes up to 128 KiB and refuses 2 MiB and more; the checker's limit TMAP_BOX_MAX_BYTES is the largest size seen accepted there", 1, 1},
 };
 
 /* Why the uncertain rules start where they do (the H200 conformance run decides each):
@@ -260,10 +261,17 @@ int tmap_check_rules(const tmap_params *p, int cc_major, uint64_t rules_on, char
         if (ON(TMAP_R_BOX_RANGE) && (p->box_dim[i] == 0 || p->box_dim[i] > 256))
             FAIL(TMAP_R_BOX_RANGE, "boxDim[%u]=%u: must be 1..256", i, p->box_dim[i]);
     const uint64_t inner_bits = (uint64_t)p->box_dim[0] * bits;
-    if (ON(TMAP_R_BOX_INNER_MULT16) && il == CU_TENSOR_MAP_INTERLEAVE_NONE && inner_bits % 128)
+    if (ON(TMAP_R_BOX_INNER_MULT16) && inner_bits % 128)
         FAIL(TMAP_R_BOX_INNER_MULT16,
              "boxDim[0]=%u: inner box of %" PRIu64 " bits (%s) must be a multiple of 16 bytes", p->box_dim[0],
              inner_bits, tmap_data_type_name(t));
+    if (ON(TMAP_R_BOX_TOTAL_BYTES)) {
+        uint64_t box_bits = bits;
+        for (unsigned i = 0; i < rank; i++) box_bits *= p->box_dim[i];
+        if (box_bits / 8 > TMAP_BOX_MAX_BYTES)
+            FAIL(TMAP_R_BOX_TOTAL_BYTES, "boxDim: a box of %" PRIu64 " bytes exceeds %u bytes (undocumented driver limit)",
+                 box_bits / 8, (unsigned)TMAP_BOX_MAX_BYTES);
+    }
     if (ON(TMAP_R_BOX0_PACKED16_128) && is_packed16b(t) && p->box_dim[0] != 128)
         FAIL(TMAP_R_BOX0_PACKED16_128, "boxDim[0]=%u: must be 128 with %s", p->box_dim[0], tmap_data_type_name(t));
 

@@ -48,11 +48,11 @@ typedef enum {
     TMAP_R_STRIDE_MULT32_INTERLEAVE,/* INTERLEAVE_32B: globalStrides[i] % 32 == 0 */
     TMAP_R_STRIDE_MULT32_PACKED,    /* ALIGN16B packed types: globalStrides[i] % 32 == 0 */
     TMAP_R_BOX_RANGE,               /* 1 <= boxDim[i] <= 256 */
-    TMAP_R_BOX_INNER_MULT16,        /* INTERLEAVE_NONE: boxDim[0] * elemsize % 16 bytes == 0 */
+    TMAP_R_BOX_INNER_MULT16,        /* boxDim[0] * elemsize % 16 bytes == 0 (any interleave: H200 run) */
     TMAP_R_BOX0_PACKED16_128,       /* ALIGN16B packed types: boxDim[0] == 128 */
     TMAP_R_ELEM_STRIDE_RANGE,       /* 1 <= elementStrides[i] <= 8 */
     TMAP_R_ELEM_STRIDE0_RANGE,      /* uncertain: the same for [0] without interleave ("ignored") */
-    TMAP_R_INTERLEAVE32_SWIZZLE32,  /* INTERLEAVE_32B needs SWIZZLE_32B */
+    TMAP_R_INTERLEAVE32_SWIZZLE32,  /* documented, not enforced: INTERLEAVE_32B needs SWIZZLE_32B */
     TMAP_R_SWIZZLE_SPAN,            /* INTERLEAVE_NONE: boxDim[0] * elemsize <= swizzle span */
     TMAP_R_U6_INTERLEAVE_NONE,      /* 16U6_ALIGN16B needs INTERLEAVE_NONE */
     TMAP_R_U6_SWIZZLE,              /* 16U6_ALIGN16B: NONE, 128B, 128B_ATOM_32B, 128B_ATOM_64B */
@@ -64,8 +64,13 @@ typedef enum {
     TMAP_R_STRIDE0_COVERS_DIM0,     /* uncertain: globalStrides[0] >= globalDim[0] * elemsize */
     TMAP_R_STRIDE_PADDING_MODEL,    /* uncertain: globalStrides[i] >= globalStrides[i-1]*globalDim[i] */
     TMAP_R_ELEM_STRIDE0_ONE,        /* uncertain: INTERLEAVE_NONE needs elementStrides[0] == 1 */
+    TMAP_R_BOX_TOTAL_BYTES,         /* undocumented: the whole box must fit a limit (H200 run) */
     TMAP_R_COUNT
 } tmap_rule;
+
+/* Largest box (all of boxDim times the element size) the checker accepts: the largest size seen
+ * accepted by the H200 driver 580.159.04. It refused 2 MiB and more; the grid brackets the limit. */
+#define TMAP_BOX_MAX_BYTES 131072u
 
 #define TMAP_RULE_BIT(r) (1ull << (r))
 #define TMAP_RULES_ALL   ((1ull << TMAP_R_COUNT) - 2ull) /* every rule bit, not TMAP_OK's */

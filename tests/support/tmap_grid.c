@@ -362,6 +362,16 @@ static void fam_box(grid *g)
         p = il3(IL_32, SW_32, bi[i]);
         add(g, &p, "il32_box0_%u", bi[i]);
     }
+    /* Total box size: the H200 driver refused boxes of 2 MiB and more and accepted 128 KiB; these
+     * probes bracket the limit: bf16 boxes {64, 128, depth} = 16 KiB per unit of depth. */
+    const uint32_t depth[] = {8, 12, 14, 15, 16, 24, 32, 64, 128};
+    for (size_t i = 0; i < sizeof depth / sizeof depth[0]; i++) {
+        tmap_params p = base(T_BF16, 3);
+        p.global_dim[0] = 64, p.global_dim[1] = 256, p.global_dim[2] = 256;
+        p.global_strides[0] = 128, p.global_strides[1] = 128 * 256;
+        p.box_dim[0] = 64, p.box_dim[1] = 128, p.box_dim[2] = depth[i];
+        add(g, &p, "box_total_%uKiB", 16u * depth[i]);
+    }
     /* Inner box against each swizzle span: at, under and over 32/64/128 bytes. */
     const uint32_t bs[] = {8, 16, 24, 32, 48, 64, 72, 128};
     for (int s = 1; s < NSWZ; s++)
