@@ -20,7 +20,6 @@
 SHELL        := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.SECONDARY:
 
 NVCC_PATH    := $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME    ?= $(if $(NVCC_PATH),$(patsubst %/bin/nvcc,%,$(NVCC_PATH)),/usr/local/cuda)
@@ -63,6 +62,10 @@ TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c tests/stages/test_*.c tests/
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(1))
+
+# Objects reached only through pattern-rule chains would count as intermediate and be deleted
+# after every build; keep them (and only them) as secondary files.
+.SECONDARY: $(call obj,$(TEST_SRCS) $(TOOL_SRCS) $(BENCH_SRCS))
 
 LIB_COMMON   := $(BUILD)/lib/libfmha.a
 LIB_STAGES   := $(BUILD)/lib/libstages.a

@@ -22,3 +22,19 @@ __device__ __forceinline__ void copy_rows_to_kmajor_tile(uint8_t *tile_smem, con
         *(uint4 *)(tile_smem + smem_tile_offset(&t, r, kc)) = v;
     }
 }
+
+// Rows [row0, row0 + t.k) of a row-major [rows x cols] 16-bit matrix into an MN-major tile t:
+// the matrix row is the MMA's K index and the column its MN index (V [kv][d] as the B operand of
+// P V, N = d). 8 consecutive columns of a row are 8 consecutive MN elements: one 16-byte chunk in
+// SMEM too. Rows at or past `rows` are zeros. Requires t.mn % 8 == 0.
+__device__ __forceinline__ void copy_rows_to_mnmajor_tile(uint8_t *tile_smem, const smem_tile &t, const uint16_t *src,
+                                                          int row0, int rows, int ld)
+{
+    const int chunks_per_row = t.mn / 8;
+    for (int c = threadIdx.x; c < t.k * chunks_per_row; c += blockDim.x) {
+        const int r = c / chunks_per_row, mc = (c % chunks_per_row) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (row0 + r < rows) v = *(const uint4 *)(src + (size_t)(row0 + r) * ld + mc);
+        *(uint4 *)(tile_smem + smem_tile_offset(&t, mc, r)) = v;
+    }
+}

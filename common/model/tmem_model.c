@@ -81,6 +81,14 @@ tmem_err tmem_check_released(tmem_model *t)
     return TMEM_OK;
 }
 
+tmem_err tmem_next_cta(tmem_model *t)
+{
+    tmem_err e = tmem_check_released(t);
+    if (e) return e;
+    t->relinquished = 0;
+    return TMEM_OK;
+}
+
 int tmem_col_allocated(const tmem_model *t, int col)
 {
     return col >= 0 && col < TMEM_COLS && t->alloc_cols[col / 32] != 0;

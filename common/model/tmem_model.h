@@ -51,6 +51,11 @@ tmem_err tmem_dealloc(tmem_model *t, uint32_t addr, int ncols);
 void tmem_relinquish(tmem_model *t);
 tmem_err tmem_check_released(tmem_model *t); /* at "kernel exit": TMEM_ERR_LEAK if anything is held */
 
+/* The next CTA on the same SM: everything must have been freed (TMEM_ERR_LEAK otherwise); the
+ * permit comes back; the cells keep their contents (nothing clears TMEM between CTAs, which is
+ * what makes a first MMA with accumulate on read stale data: footgun FG05). */
+tmem_err tmem_next_cta(tmem_model *t);
+
 /* Is column col allocated? */
 int tmem_col_allocated(const tmem_model *t, int col);
 

@@ -12,21 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
 #include "host/backend.h"
 #include "host/bf16.h"
-#include "host/devmem.h"
+#include "host/check_rows.h"
 #include "host/init.h"
 #include "host/rng.h"
 #include "host/runner.h"
-#include "host/timer.h"
-#include "host/watchdog.h"
+#include "host/stage_gpu.h"
 #include "qk.h"
 
 #define EMU_MAX_MACS (1L << 29) /* the host model does about 10^8 multiply-adds per second */
-#define FULL_CHECK_MACS (1L << 31)
-#define SAMPLE_ROWS 2048
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
@@ -58,41 +53,13 @@ static int launch(void *ctx)
     return c->backend == BACKEND_SM100 ? qk_sm100_launch(&c->p) : qk_sm90_launch(&c->p);
 }
 
-/* Run on a GPU backend: upload, launch, report a watchdog deadlock, download, optionally time. */
-static int run_gpu(const fmha_opts *o, const qk_params *hp, size_t ns, stage_result *r)
+static int run_gpu(const fmha_opts *o, qk_params *hp, size_t nq, size_t nk, size_t ns, stage_result *r)
 {
-    const size_t nq = (size_t)o->b * o->hq * o->sq * o->d, nk = (size_t)o->b * o->hq * o->skv * o->d;
     launch_ctx c = {*hp, o->backend};
-    fmha_watchdog *wd_host = NULL;
-    int rc = 1;
-    void *dq = NULL, *dk = NULL, *ds = NULL;
-    if (dev_upload(&dq, hp->q, nq * 2) || dev_upload(&dk, hp->k, nk * 2) || dev_upload(&ds, hp->s, ns * 4) ||
-        watchdog_alloc(&wd_host, &c.p.wd))
-        goto out;
-    c.p.q = dq; c.p.k = dk; c.p.s = ds;
-    if (launch(&c) || cudaDeviceSynchronize() != cudaSuccess) {
-        char why[256];
-        if (watchdog_fired(wd_host)) {
-            watchdog_describe(wd_host, why, sizeof why);
-            fprintf(stderr, "stage A: %s\n", why);
-        } else {
-            fprintf(stderr, "stage A: kernel failed: %s\n", cudaGetErrorString(cudaGetLastError()));
-        }
-        goto out;
-    }
-    if (dev_download(hp->s, ds, ns * 4)) goto out;
-    if (o->iters > 0) {
-        timer_cfg cfg = {.warmup = o->warmup, .iters = o->iters, .flush_l2 = 1};
-        timer_result t;
-        if (timer_measure(launch, &c, &cfg, &t)) goto out;
-        r->time_ms = t.median_ms;
-        r->time_min_ms = t.min_ms;
-    }
-    rc = 0;
-out:
-    dev_free(dq); dev_free(dk); dev_free(ds);
-    if (wd_host && !watchdog_fired(wd_host)) watchdog_free(wd_host);
-    return rc;
+    stage_buf bufs[] = {{(void *)hp->q, nq * 2, 0, (void **)&c.p.q},
+                        {(void *)hp->k, nk * 2, 0, (void **)&c.p.k},
+                        {hp->s, ns * 4, 1, (void **)&c.p.s}};
+    return stage_gpu_run("A", bufs, 3, &c.p.wd, launch, &c, o, r);
 }
 
 /* Compare the rows in `rows` (flat row index over [B, H, Sq]) with the fp64 reference. */
@@ -165,7 +132,7 @@ static int run(const fmha_opts *o, stage_result *r)
         rc = qk_emu_run(&p, QK_EPILOGUE_FOUR_WARPS, err, sizeof err);
         if (rc) fprintf(stderr, "stage A (emu): %s\n", err);
     } else {
-        rc = run_gpu(o, &p, ns, r);
+        rc = run_gpu(o, &p, nq, nk, ns, r);
     }
     r->flops = 2.0 * (double)ns * o->d;
     r->bytes = 2.0 * (double)(nq + nk) + 4.0 * (double)ns;
@@ -179,17 +146,8 @@ static int run(const fmha_opts *o, stage_result *r)
         /* every element written? (all of S, cheap) */
         size_t unwritten = 0;
         for (size_t i = 0; i < ns; i++) unwritten += f32_bits(s[i]) == POISON_F32;
-        /* which rows to compare with the fp64 reference */
-        size_t nrows = nrows_all;
-        size_t *rows = malloc(sizeof(size_t) * (nrows_all < SAMPLE_ROWS ? nrows_all : SAMPLE_ROWS));
-        if ((double)ns * o->d <= (double)FULL_CHECK_MACS) {
-            rows = realloc(rows, sizeof(size_t) * nrows_all);
-            for (size_t i = 0; i < nrows_all; i++) rows[i] = i;
-        } else {
-            nrows = SAMPLE_ROWS;
-            for (size_t i = 0; i < nrows; i++) rows[i] = (size_t)(rng_next(&rng) % nrows_all);
-            rows[0] = nrows_all - 1; /* always include the last row: the tail tile */
-        }
+        size_t *rows;
+        size_t nrows = check_rows_select(nrows_all, (double)o->skv * o->d, o->seed, &rows);
         check_rows(o, qv, kv, s, scale, rows, nrows, o->init == INIT_INT, r);
         if (unwritten) {
             r->passed = 0;

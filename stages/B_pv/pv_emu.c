@@ -1,0 +1,166 @@
+/* Stage B on the host model ("emu"): the data flow of pv_sm100.cu step for step (same encoders,
+ * same SMEM tiles, same TMEM column map), executed by the MMA emulator, the TMEM model and the
+ * mbarrier model. One TMEM model serves all CTAs in turn, as one SM's TMEM does: it is not cleared
+ * between CTAs.
+ *
+ * The `faults` switches run the broken variants the footgun tests assert on; each one changes
+ * exactly the line it names (search for the PV_FAULT_ name). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/bf16.h"
+#include "model/canonical_fill.h"
+#include "model/frag_map.h"
+#include "model/idesc.h"
+#include "model/mbar_model.h"
+#include "model/mma_emu.h"
+#include "model/tmem_model.h"
+#include "pv.h"
+
+typedef struct {
+    const pv_params *p;
+    unsigned faults;
+    tmem_model *tm;
+    uint8_t *img;
+    smem_tile tq, tk, tv, tv_kmajor;
+    uint32_t sq, sk, sv, img_bytes;
+    char *err;
+    int errlen;
+} emu_ctx;
+
+static int fail_tmem(emu_ctx *c) { snprintf(c->err, (size_t)c->errlen, "%s", c->tm->msg); return 1; }
+static int fail_emu(emu_ctx *c, const emu_status *st) { snprintf(c->err, (size_t)c->errlen, "%s", st->msg); return 1; }
+
+static int wait_ok(emu_ctx *c, mbar_model *m, int parity)
+{
+    if (mbar_model_wait(m, parity) == MBAR_OK) return 0;
+    mbar_model_diagnose(m, c->err, (size_t)c->errlen);
+    return 1;
+}
+
+/* Step 4 for one softmax warp: S (its 32 lanes) -> P = bf16(scale * S) packed -> TMEM. */
+static int softmax_warp(emu_ctx *c, int w, uint32_t tmem)
+{
+    for (int c0 = 0; c0 < PV_BN; c0 += 32) {
+        uint32_t s[32 * 32], pk[32 * 16];
+        if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_S, 32 * w, c0), 32, s)) return fail_tmem(c);
+        for (int lane = 0; lane < 32; lane++)
+            for (int i = 0; i < 16; i++) {
+                float e, o;
+                memcpy(&e, &s[lane * 32 + 2 * i], 4);
+                memcpy(&o, &s[lane * 32 + 2 * i + 1], 4);
+                uint16_t he = f32_to_bf16(e * c->p->scale), ho = f32_to_bf16(o * c->p->scale);
+                /* cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the right call is cvt(odd, even) */
+                pk[lane * 16 + i] = (c->faults & PV_FAULT_PACK_SWAPPED) ? pack_bf16x2_cvt_order(he, ho)
+                                                                        : pack_bf16x2_cvt_order(ho, he);
+            }
+        const int bits = (c->faults & PV_FAULT_STORE_16BIT) ? 16 : 32;
+        if (tmem_st(c->tm, w, TMEM_32x32b, 16, 0, tmem_addr(tmem + PV_TMEM_P, 32 * w, c0 / 2), bits, 0, pk))
+            return fail_tmem(c);
+    }
+    return 0;
+}
+
+static int emu_cta(emu_ctx *c, int bh, int qt)
+{
+    const pv_params *p = c->p;
+    const int d = p->d, q0 = qt * PV_BM;
+    const uint16_t *kbh = p->k + (size_t)bh * p->skv * d, *vbh = p->v + (size_t)bh * p->skv * d;
+    smem_image im = {c->img, 0, c->img_bytes};
+
+    /* Step 1: TMEM and barriers */
+    uint32_t tmem;
+    if (tmem_alloc(c->tm, PV_TMEM_COLS, &tmem)) return fail_tmem(c);
+    tmem_relinquish(c->tm);
+    mbar_model s_full, p_full, o_done;
+    mbar_model_reset(&s_full); mbar_model_reset(&p_full); mbar_model_reset(&o_done);
+    mbar_model_init(&s_full, 1);
+    mbar_model_init(&p_full, 128);
+    mbar_model_init(&o_done, 1);
+    smem_fill_rows_kmajor(c->img + c->sq, &c->tq, p->q + (size_t)bh * p->sq * d, q0, p->sq, d);
+
+    const uint32_t idesc_qk = idesc_bf16_f32(PV_BM, PV_BN, 0, 0);
+    /* PV_FAULT_V_KMAJOR: B described as K-major, idesc bit 16 = 0 */
+    const int v_kmajor = (c->faults & PV_FAULT_V_KMAJOR) != 0;
+    const uint32_t idesc_pv = idesc_bf16_f32(PV_BM, (unsigned)d, 0, v_kmajor ? 0 : 1);
+    const int ntiles = (p->skv + PV_BN - 1) / PV_BN;
+    for (int j = 0; j < ntiles; j++) {
+        const int ph = j & 1;
+        emu_status st = {0};
+        /* Step 2: K_j, V_j -> SMEM. The K-major fault fills V the way K is filled ([keys x D],
+         * K-major); its K steps past D then read whatever SMEM follows the tile. */
+        smem_fill_rows_kmajor(c->img + c->sk, &c->tk, kbh, j * PV_BN, p->skv, d);
+        if (v_kmajor) smem_fill_rows_kmajor(c->img + c->sv, &c->tv_kmajor, vbh, j * PV_BN, p->skv, d);
+        else smem_fill_rows_mnmajor(c->img + c->sv, &c->tv, vbh, j * PV_BN, p->skv, d);
+
+        /* Step 3: S = Q K_j^T, commit -> s_full */
+        for (int k = 0; k < d; k += 16)
+            if (emu_tcgen05_mma(c->tm, &im, tmem + PV_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, c->sq, 0, k),
+                                smem_tile_desc_sm100(&c->tk, c->sk, 0, k), idesc_qk, MMA_KIND_F16, k > 0, &st))
+                return fail_emu(c, &st);
+        mbar_model_arrive(&s_full);
+
+        /* Step 4: softmax warps: wait s_full, S -> P, every thread arrives on p_full */
+        if (wait_ok(c, &s_full, ph)) return 1;
+        for (int w = 0; w < 4; w++) {
+            if (softmax_warp(c, w, tmem)) return 1;
+            mbar_model_arrive_n(&p_full, 32);
+        }
+
+        /* Step 5: O += P V_j, commit -> o_done */
+        if (wait_ok(c, &p_full, ph)) return 1;
+        for (int k = 0; k < PV_BN; k += 16) {
+            /* P's columns in f32 units: +8 per k16 step. PV_FAULT_P_OFFSET_X2 counts them in bf16
+             * elements instead: base and step both doubled. */
+            uint32_t a = (c->faults & PV_FAULT_P_OFFSET_X2) ? tmem + 2 * PV_TMEM_P + (uint32_t)k
+                                                             : tmem + PV_TMEM_P + (uint32_t)(k / 2);
+            uint64_t vdesc;
+            if (v_kmajor) vdesc = smem_tile_desc_sm100(&c->tv_kmajor, c->sv, 0, k);
+            else if (c->faults & PV_FAULT_V_ADVANCE_32B) /* the K-major rule on an MN-major tile */
+                vdesc = smem_desc_advance(smem_tile_desc_sm100(&c->tv, c->sv, 0, 0), 32u * (uint32_t)(k / 16));
+            else vdesc = smem_tile_desc_sm100(&c->tv, c->sv, 0, k);
+            int acc = (c->faults & PV_FAULT_ACCUMULATE_FIRST) ? 1 : (j > 0 || k > 0);
+            if (emu_tcgen05_mma(c->tm, &im, tmem + PV_TMEM_O, 1, a, 0, vdesc, idesc_pv, MMA_KIND_F16, acc, &st))
+                return fail_emu(c, &st);
+        }
+        mbar_model_arrive(&o_done);
+
+        /* Step 6 */
+        if (wait_ok(c, &o_done, ph)) return 1;
+    }
+
+    /* Step 7: O out of TMEM, each warp its own quadrant */
+    for (int w = 0; w < 4; w++)
+        for (int c0 = 0; c0 < d; c0 += 32) {
+            uint32_t o[32 * 32];
+            if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_O, 32 * w, c0), 32, o)) return fail_tmem(c);
+            for (int lane = 0; lane < 32; lane++) {
+                const int row = q0 + 32 * w + lane;
+                if (row < p->sq) memcpy(p->o + ((size_t)bh * p->sq + row) * d + c0, &o[lane * 32], 32 * 4);
+            }
+        }
+
+    /* Step 8: free TMEM */
+    if (tmem_dealloc(c->tm, tmem, PV_TMEM_COLS) || tmem_next_cta(c->tm)) return fail_tmem(c);
+    return 0;
+}
+
+int pv_emu_run(const pv_params *p, unsigned faults, char *err, int errlen)
+{
+    emu_ctx c = {p, faults, tmem_model_new(), NULL, pv_q_tile(p->d), pv_k_tile(p->d), pv_v_tile(p->d),
+                 smem_tile_make(MAJOR_K, SWZ_128B, 2, PV_BN, p->d), 0, 0, 0, 0, err, errlen};
+    c.sq = 0;
+    c.sk = c.tq.bytes;
+    c.sv = c.sk + c.tk.bytes;
+    /* room for the K-major fault's reads past the V tile (on a GPU: whatever SMEM follows) */
+    c.img_bytes = c.sv + 2 * (c.tv_kmajor.bytes > c.tv.bytes ? c.tv_kmajor.bytes : c.tv.bytes);
+    c.img = calloc(c.img_bytes, 1);
+    err[0] = '\0';
+    int rc = c.img ? 0 : 1;
+    for (int bh = 0; bh < p->b * p->h && !rc; bh++)
+        for (int qt = 0; qt * PV_BM < p->sq && !rc; qt++) rc = emu_cta(&c, bh, qt);
+    free(c.img);
+    tmem_model_free(c.tm);
+    return rc;
+}

@@ -1,0 +1,178 @@
+/* Stage B glue: flags and rules, inputs, backend dispatch, verification, timing. Kernels in
+ * pv_sm100.cu / pv_sm90.cu, the host-model flow in pv_emu.c.
+ *
+ * The scale is a power of two near 1/sqrt(D) (1/8 for D = 64, 1/16 for D = 128) so that with
+ * --init int (inputs in [-1, 1]) S, P = bf16(scale S) and every partial sum of P V are exact in
+ * f32: zero difference is then required against the reference that rounds P to bf16. With random
+ * inputs the FlashAttention-3 rule applies (DESIGN.md 5): the kernel's max error against the exact
+ * fp64 O = sum (scale S) V must be at most twice that of the reference that rounds P to bf16 the
+ * way the kernel does, plus a small floor. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/backend.h"
+#include "host/bf16.h"
+#include "host/check_rows.h"
+#include "host/init.h"
+#include "host/rng.h"
+#include "host/runner.h"
+#include "host/stage_gpu.h"
+#include "pv.h"
+
+#define EMU_MAX_MACS (1L << 28)
+
+static float stage_b_scale(int d) { return d == 64 ? 0.125f : 0.0625f; }
+
+static int validate(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->d != 64 && o->d != 128) {
+        snprintf(err, len, "--d=%d: stage B supports D = 64 and 128 (the P V MMA's N is D)", o->d);
+        return 2;
+    }
+    double macs = 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d;
+    if (o->backend == BACKEND_EMU && macs > (double)EMU_MAX_MACS) {
+        snprintf(err, len, "--backend emu: %.3g multiply-adds exceed the host model's limit of 2^28; use a "
+                 "smaller --b/--hq/--sq/--skv", macs);
+        return 2;
+    }
+    return 0;
+}
+
+typedef struct {
+    pv_params p;
+    backend_t backend;
+} launch_ctx;
+
+static int launch(void *ctx)
+{
+    launch_ctx *c = ctx;
+    return c->backend == BACKEND_SM100 ? pv_sm100_launch(&c->p) : pv_sm90_launch(&c->p);
+}
+
+/* Reference rows: the exact O (P unrounded) and the one with P rounded to bf16 as the kernel does. */
+static void reference_row(const fmha_opts *o, const float *qv, const float *kv, const float *vv, float scale,
+                          size_t row, double *exact, double *rounded, double *srow)
+{
+    const int d = o->d, skv = o->skv;
+    const size_t bh = row / (size_t)o->sq;
+    const float *qr = qv + row * (size_t)d;
+    for (int j = 0; j < skv; j++) {
+        const float *kr = kv + (bh * (size_t)skv + (size_t)j) * d;
+        double s = 0;
+        for (int c = 0; c < d; c++) s += (double)qr[c] * kr[c];
+        srow[j] = s;
+    }
+    for (int c = 0; c < d; c++) exact[c] = rounded[c] = 0;
+    for (int j = 0; j < skv; j++) {
+        const float *vr = vv + (bh * (size_t)skv + (size_t)j) * d;
+        const double pe = srow[j] * (double)scale;
+        const double pr = (double)bf16_round((float)srow[j] * scale);
+        for (int c = 0; c < d; c++) {
+            exact[c] += pe * vr[c];
+            rounded[c] += pr * vr[c];
+        }
+    }
+}
+
+static void check(const fmha_opts *o, const float *qv, const float *kv, const float *vv, const float *out,
+                  float scale, stage_result *r)
+{
+    const int d = o->d;
+    const size_t nrows_all = (size_t)o->b * o->hq * o->sq, no = nrows_all * (size_t)d;
+    size_t unwritten = 0;
+    for (size_t i = 0; i < no; i++) unwritten += f32_bits(out[i]) == POISON_F32;
+    size_t *rows;
+    size_t nrows = check_rows_select(nrows_all, 2.0 * o->skv * d, o->seed, &rows);
+    size_t n = nrows * (size_t)d;
+    float *got = malloc(n * 4);
+    double *exact = malloc(n * 8), *rounded = malloc(n * 8), *srow = malloc(sizeof(double) * (size_t)o->skv);
+    float *rounded_f = malloc(n * 4);
+    for (size_t i = 0; i < nrows; i++) {
+        reference_row(o, qv, kv, vv, scale, rows[i], exact + i * d, rounded + i * d, srow);
+        memcpy(got + i * d, out + rows[i] * (size_t)d, (size_t)d * 4);
+    }
+    for (size_t i = 0; i < n; i++) rounded_f[i] = (float)rounded[i];
+    verify_report kern, emul;
+    int dims[2] = {(int)nrows, d};
+    const char *names[2] = {"checked_row", "c"};
+    char summary[400];
+    r->checked = 1;
+    if (o->init == INIT_INT) {
+        verify_f32(got, rounded, n, &kern); /* exact: P rounding reproduced, sums exact */
+        r->passed = verify_exact_ok(&kern) && unwritten == 0;
+        verify_summary(&kern, dims, names, 2, summary, sizeof summary);
+        snprintf(r->detail, sizeof r->detail, "check: exact rows %zu of %zu, %s; zero difference required", nrows,
+                 nrows_all, summary);
+    } else {
+        double maxref = 0;
+        for (size_t i = 0; i < n; i++) maxref = fmax(maxref, fabs(exact[i]));
+        const double floor = 1e-6 + 1e-5 * maxref;
+        verify_f32(got, exact, n, &kern);
+        verify_f32(rounded_f, exact, n, &emul);
+        r->passed = verify_attention_ok(&kern, &emul, floor) && unwritten == 0;
+        verify_summary(&kern, dims, names, 2, summary, sizeof summary);
+        snprintf(r->detail, sizeof r->detail,
+                 "check: rows %zu of %zu vs exact fp64, %s; bf16-P reference max_abs=%.3e; rule: kernel <= 2 x that + %.2e",
+                 nrows, nrows_all, summary, emul.max_abs, floor);
+    }
+    r->rep = kern;
+    r->err = kern.max_abs;
+    if (unwritten) {
+        r->passed = 0;
+        size_t l = strlen(r->detail);
+        snprintf(r->detail + l, sizeof r->detail - l, "; %zu of %zu elements of O never written", unwritten, no);
+    }
+    free(rows); free(got); free(exact); free(rounded); free(rounded_f); free(srow);
+}
+
+static int run(const fmha_opts *o, stage_result *r)
+{
+    const size_t nq = (size_t)o->b * o->hq * o->sq * o->d, nkv = (size_t)o->b * o->hq * o->skv * o->d;
+    uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2);
+    float *qv = malloc(nq * 4), *kv = malloc(nkv * 4), *vv = malloc(nkv * 4), *out = malloc(nq * 4);
+    if (!q || !k || !v || !qv || !kv || !vv || !out) { fprintf(stderr, "stage B: out of host memory\n"); return 1; }
+    rng_t rng;
+    rng_seed(&rng, o->seed);
+    init_bf16(q, qv, nq, o->init, &rng, -1, 1);
+    init_bf16(k, kv, nkv, o->init, &rng, -1, 1);
+    init_bf16(v, vv, nkv, o->init, &rng, -1, 1);
+    poison_f32(out, nq);
+    const float scale = stage_b_scale(o->d);
+    pv_params p = {q, k, v, out, o->b, o->hq, o->sq, o->skv, o->d, scale, NULL};
+
+    int rc;
+    if (o->backend == BACKEND_EMU) {
+        char err[320];
+        rc = pv_emu_run(&p, 0, err, sizeof err);
+        if (rc) fprintf(stderr, "stage B (emu): %s\n", err);
+    } else {
+        launch_ctx c = {p, o->backend};
+        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&c.p.q}, {k, nkv * 2, 0, (void **)&c.p.k},
+                            {v, nkv * 2, 0, (void **)&c.p.v}, {out, nq * 4, 1, (void **)&c.p.o}};
+        rc = stage_gpu_run("B", bufs, 4, &c.p.wd, launch, &c, o, r);
+    }
+    r->flops = 4.0 * o->b * o->hq * (double)o->sq * o->skv * o->d; /* two GEMMs */
+    r->bytes = 2.0 * (double)(nq + 2 * nkv) + 4.0 * (double)nq;
+
+    int qs[4] = {o->b, o->hq, o->sq, o->d}, ks[4] = {o->b, o->hq, o->skv, o->d};
+    if (runner_dump(o, "B", "q_bf16bits", "<u2", qs, 4, q, 2) || runner_dump(o, "B", "k_bf16bits", "<u2", ks, 4, k, 2) ||
+        runner_dump(o, "B", "v_bf16bits", "<u2", ks, 4, v, 2) || runner_dump(o, "B", "o", "<f4", qs, 4, out, 4))
+        rc = 1;
+    if (rc == 0 && o->check) check(o, qv, kv, vv, out, scale, r);
+    free(q); free(k); free(v); free(qv); free(kv); free(vv); free(out);
+    return rc;
+}
+
+const stage_def stage_B = {
+    .letter = "B",
+    .name = "B_pv",
+    .title = "O = P V with identity softmax P = bf16(scale * Q K^T) (TS tcgen05.mma / RS wgmma / host model)",
+    .accepts = 0,
+    .backends = BACKEND_BIT(BACKEND_SM100) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_EMU),
+    .defaults = {.b = 1, .hq = 2, .hkv = 2, .sq = 256, .skv = 512, .d = 64, .backend = BACKEND_AUTO,
+                 .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
+    .validate = validate,
+    .run = run,
+};
