@@ -6,7 +6,7 @@
 #   make test       all Criterion suites (GPU suites skip without a GPU); non-zero on any failure
 #   make deps       install the Debian packages the project needs, only when missing
 #   make sass       SASS of each stage with the instructions that must be there (needs cuobjdump)
-#   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU suites
+#   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU stage suites
 #   make gpu-test   what the GPU machine runs: make test with a bundled Criterion, then sass
 #   make clean
 #
@@ -121,7 +121,7 @@ sass:
 sanitize:
 	@$(MAKE) --no-print-directory deps-test
 	@$(MAKE) --no-print-directory -j$(JOBS) tests
-	@scripts/sanitize.sh $(filter $(BUILD)/tests/gpu/%,$(TEST_BINS))
+	@scripts/sanitize.sh $(filter $(BUILD)/tests/gpu/test_stage_%,$(TEST_BINS))
 
 clean:
 	rm -rf $(BUILD)

@@ -14,7 +14,7 @@ for tool in memcheck racecheck synccheck; do
     name=$(basename "$t")
     log=build/reports/sanitize_${tool}_${name}.log
     # --target-processes all: Criterion runs each test in a child process.
-    compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+    FMHA_TEST_QUICK=1 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
       "$t" --jobs=1 >"$log" 2>&1
     trc=$?
     summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')

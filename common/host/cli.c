@@ -8,7 +8,7 @@
 
 #define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
 
-typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK } kind_t;
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT } kind_t;
 
 typedef struct {
     const char *name;
@@ -29,6 +29,7 @@ static const flag_t flags[] = {
     {"--d", K_INT, OFF(d), 0, 1, "head dimension"},
     {"--causal", K_BOOL, OFF(causal), OPT_CAUSAL, 0, "causal mask, bottom-right aligned (0/1)"},
     {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens (0 = contiguous)"},
+    {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
     {"--seed", K_U64, OFF(seed), 0, 0, "RNG seed"},
@@ -87,6 +88,14 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
             if (!strcmp(v, init_name((init_t)i))) { *(init_t *)base = (init_t)i; return 0; }
         snprintf(err, len, "--init: '%s' is not one of rand, int, ramp, ones", v);
         return 2;
+    case K_LAYOUT:
+        if (!strcmp(v, "bhsd")) *(int *)base = 0;
+        else if (!strcmp(v, "bshd")) *(int *)base = 1;
+        else {
+            snprintf(err, len, "--layout: '%s' is not one of bhsd, bshd", v);
+            return 2;
+        }
+        return 0;
     case K_U64: {
         char *end;
         errno = 0;
@@ -190,5 +199,6 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if (accepts & OPT_HKV) n += snprintf(buf + n, len - (size_t)n, " hkv=%d", o->hkv);
     n += snprintf(buf + n, len - (size_t)n, " sq=%d skv=%d d=%d", o->sq, o->skv, o->d);
     if (accepts & OPT_CAUSAL) n += snprintf(buf + n, len - (size_t)n, " causal=%d", o->causal);
-    if (accepts & OPT_PAGE) snprintf(buf + n, len - (size_t)n, " page=%d", o->page);
+    if (accepts & OPT_PAGE) n += snprintf(buf + n, len - (size_t)n, " page=%d", o->page);
+    if (accepts & OPT_LAYOUT) snprintf(buf + n, len - (size_t)n, " layout=%s", o->layout_bshd ? "bshd" : "bhsd");
 }

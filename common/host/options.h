@@ -13,12 +13,14 @@ enum {
     OPT_HKV    = 1u << 0, /* --hkv (GQA/MQA) */
     OPT_CAUSAL = 1u << 1, /* --causal */
     OPT_PAGE   = 1u << 2, /* --page (paged KV) */
+    OPT_LAYOUT = 1u << 3, /* --layout bhsd|bshd (tensor layouts by strides) */
 };
 
 typedef struct {
     int b, hq, hkv, sq, skv, d; /* batch, query heads, KV heads, query rows, keys, head dim */
     int causal;                 /* 0/1; bottom-right aligned when sq != skv */
     int page;                   /* paged-KV page size in tokens, 0 = contiguous */
+    int layout_bshd;            /* 0: [B, H, S, D] (default); 1: [B, S, H, D] */
     backend_t backend;
     init_t init;
     uint64_t seed;

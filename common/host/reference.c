@@ -58,6 +58,12 @@ static void attention_row(const attn_shape *s, const float *q, const float *k, c
     if (lse_out) *lse_out = m + log(l);
 }
 
+void ref_attention_row(const attn_shape *s, const float *q, const float *k, const float *v, int b, int h,
+                       int i, int round_p, double *scores, double *o_row, double *lse)
+{
+    attention_row(s, q, k, v, b, h, i, scores, o_row, lse, round_p);
+}
+
 static void attention(const attn_shape *s, const float *q, const float *k, const float *v,
                       double *o, double *lse, int round_p)
 {

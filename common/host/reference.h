@@ -30,6 +30,11 @@ void ref_attention(const attn_shape *s, const float *q, const float *k, const fl
 void ref_attention_bf16p(const attn_shape *s, const float *q, const float *k, const float *v,
                          double *o, double *lse);
 
+/* One row (b, h, i) of either reference: o_row[D], *lse (may be NULL). scores is scratch of Skv
+ * doubles. round_p = 1 gives the emulating reference. For checking a sample of rows. */
+void ref_attention_row(const attn_shape *s, const float *q, const float *k, const float *v, int b, int h,
+                       int i, int round_p, double *scores, double *o_row, double *lse);
+
 /* S = scale * Q K^T, S [B, Hq, Sq, Skv] (stage A). */
 void ref_qk(const attn_shape *s, const float *q, const float *k, double *out_s);
 

@@ -22,7 +22,7 @@ typedef struct {
     double time_min_ms;
     double flops;       /* counted as the stage defines (e.g. 4*B*H*Sq*Skv*D for attention) */
     double bytes;       /* minimum bytes that must move through device memory */
-    char detail[512];   /* one line printed before the verdict (verify_summary, notes) */
+    char detail[1024];  /* one line printed before the verdict (verify_summary, notes) */
 } stage_result;
 
 typedef struct {

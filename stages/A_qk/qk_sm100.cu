@@ -77,8 +77,8 @@ __global__ void __launch_bounds__(128, 1) qk_sm100_kernel(qk_params p)
     }
 
     // Step 2: global -> SMEM, canonical K-major 128B-swizzled tiles
-    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d);
-    copy_rows_to_kmajor_tile(sk, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d);
+    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d, threadIdx.x, blockDim.x);
+    copy_rows_to_kmajor_tile(sk, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d, threadIdx.x, blockDim.x);
 
     // Step 3: make the tiles visible to the async proxy, then publish them and the TMEM address
     fence_proxy_async();

@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(256, 1) qk_sm90_kernel(qk_params p)
     const int kv0 = blockIdx.x * QK_BN, q0 = blockIdx.y * QK_BM, bh = blockIdx.z;
 
     // Step 2: global -> SMEM
-    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d);
-    copy_rows_to_kmajor_tile(sk, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d);
+    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d, threadIdx.x, blockDim.x);
+    copy_rows_to_kmajor_tile(sk, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d, threadIdx.x, blockDim.x);
 
     // Step 3: generic-proxy stores -> visible to wgmma
     fence_proxy_async();

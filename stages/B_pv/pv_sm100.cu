@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(160, 1) pv_sm100_kernel(pv_params p)
         mbar_init(o_done, 1);
         mbar_fence_init();
     }
-    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d);
+    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d, threadIdx.x, blockDim.x);
 
     const uint32_t idesc_qk = idesc_bf16_f32(PV_BM, PV_BN, 0, 0);
     const uint32_t idesc_pv = idesc_bf16_f32(PV_BM, (unsigned)p.d, 0, 1); // V MN-major: bit 16
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(160, 1) pv_sm100_kernel(pv_params p)
     for (int j = 0; j < ntiles; j++) {
         const uint32_t ph = (uint32_t)j & 1u;
         // Step 2: K_j, V_j -> SMEM (rows past Skv are zeros: S = 0 there and V = 0, no effect)
-        copy_rows_to_kmajor_tile(sk, tk, kbh, j * PV_BN, p.skv, p.d);
-        copy_rows_to_mnmajor_tile(sv, tv, vbh, j * PV_BN, p.skv, p.d);
+        copy_rows_to_kmajor_tile(sk, tk, kbh, j * PV_BN, p.skv, p.d, threadIdx.x, blockDim.x);
+        copy_rows_to_mnmajor_tile(sv, tv, vbh, j * PV_BN, p.skv, p.d, threadIdx.x, blockDim.x);
         fence_proxy_async();
         tcgen05_fence_before();
         __syncthreads();

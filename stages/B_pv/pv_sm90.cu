@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(256, 1) pv_sm90_kernel(pv_params p)
     const int q0 = blockIdx.x * PV_BM, bh = blockIdx.y;
     const uint16_t *kbh = p.k + (size_t)bh * p.skv * D, *vbh = p.v + (size_t)bh * p.skv * D;
 
-    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * D, q0, p.sq, D);
+    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * D, q0, p.sq, D, threadIdx.x, blockDim.x);
     float o[D / 2]; // O: m64nD accumulator, D/2 registers per thread
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(256, 1) pv_sm90_kernel(pv_params p)
     const int ntiles = (p.skv + PV_BN - 1) / PV_BN;
     for (int j = 0; j < ntiles; j++) {
         // Step 2: K_j, V_j -> SMEM
-        copy_rows_to_kmajor_tile(sk, tk, kbh, j * PV_BN, p.skv, D);
-        copy_rows_to_mnmajor_tile(sv, tv, vbh, j * PV_BN, p.skv, D);
+        copy_rows_to_kmajor_tile(sk, tk, kbh, j * PV_BN, p.skv, D, threadIdx.x, blockDim.x);
+        copy_rows_to_mnmajor_tile(sv, tv, vbh, j * PV_BN, p.skv, D, threadIdx.x, blockDim.x);
         fence_proxy_async();
         __syncthreads();
 
