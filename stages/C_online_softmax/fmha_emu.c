@@ -65,9 +65,11 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     uint32_t tmem;
     if (tmem_alloc(c->tm, FMHA_TMEM_COLS, &tmem)) return fail_tmem(c);
     tmem_relinquish(c->tm);
+    /* the one-softmax-warp variant (the seed's T <= 32 kernel) counts its own 32 threads */
+    const int softmax_warps = (p->faults & FMHA_FAULT_ONE_SOFTMAX_WARP) ? 1 : 4;
     mbar_model q_full, kv_full, kv_empty, s_full, p_full, o_done;
     mbar_model *all[6] = {&q_full, &kv_full, &kv_empty, &s_full, &p_full, &o_done};
-    const int counts[6] = {32, 32, 1, 1, 128, 1};
+    const int counts[6] = {32, 32, 1, 1, 32 * softmax_warps, 1};
     for (int i = 0; i < 6; i++) { mbar_model_reset(all[i]); mbar_model_init(all[i], counts[i]); }
 
     /* Step 2 (warp 5): Q once; every load-warp thread arrives */
@@ -76,7 +78,6 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
 
     float m_i[FMHA_BM], l_i[FMHA_BM];
     for (int r = 0; r < FMHA_BM; r++) { m_i[r] = -INFINITY; l_i[r] = 0.0f; }
-    const int softmax_warps = (p->faults & FMHA_FAULT_ONE_SOFTMAX_WARP) ? 1 : 4;
     const uint32_t idesc_qk = idesc_bf16_f32(FMHA_BM, FMHA_BN, 0, 0), idesc_pv = idesc_bf16_f32(FMHA_BM, (unsigned)d, 0, 1);
     const int ntiles = fmha_kv_tiles(p, q0);
     for (int j = 0; j < ntiles; j++) {

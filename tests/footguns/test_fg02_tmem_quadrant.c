@@ -76,3 +76,50 @@ Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
     for (int i = 0; i < 128 * 128; i++) cr_assert(f32_bits(four[i]) != POISON_F32, "element %d unwritten", i);
     cr_expect(memcmp(one, four, sizeof(float) * 32 * 128) == 0);
 }
+
+/* Stage level (stage C): the seed's multi-row softmax with warp 0 alone worked for T <= 32 query
+ * rows and not beyond; with all four softmax warps every T from 1 to 128 works. */
+#include "host/reference.h"
+#include "stages/C_online_softmax/fmha.h"
+
+static size_t stage_c_unwritten_rows(int t, unsigned faults, char *err)
+{
+    enum { D = 64, SKV = 96 };
+    static uint16_t q[128 * D], k[SKV * D], v[SKV * D], o[128 * D];
+    static float lse[128];
+    rng_t r;
+    rng_seed(&r, 33);
+    init_bf16(q, NULL, (size_t)t * D, INIT_RAND, &r, 0, 0);
+    init_bf16(k, NULL, SKV * D, INIT_RAND, &r, 0, 0);
+    init_bf16(v, NULL, SKV * D, INIT_RAND, &r, 0, 0);
+    poison_bf16(o, (size_t)t * D);
+    poison_f32(lse, (size_t)t);
+    fmha_params p;
+    memset(&p, 0, sizeof p);
+    p.q = q; p.k = k; p.v = v; p.o = o; p.lse = lse;
+    p.q_sb = p.o_sb = (int64_t)t * D; p.q_ss = p.o_ss = D;
+    p.k_sb = p.v_sb = SKV * D; p.k_ss = p.v_ss = D;
+    p.b = 1; p.hq = 1; p.hkv = 1; p.sq = t; p.skv = SKV; p.d = D; p.scale = 0.125f; p.faults = faults;
+    err[0] = '\0';
+    cr_assert_eq(fmha_emu_run(&p, err, 320), 0, "%s", err);
+    size_t unwritten = 0;
+    for (int i = 0; i < t; i++) unwritten += o[i * D] == POISON_BF16;
+    return unwritten;
+}
+
+Test(footgun, fg02_stage_c_wrong_one_softmax_warp_then_fixed_four)
+{
+    char err[320];
+    /* wrong variant: fine up to T = 32 (the seed's passing tests) ... */
+    cr_expect_eq(stage_c_unwritten_rows(32, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 0);
+    /* ... and from T = 33 on, rows 32.. are never produced; the model names the rule */
+    cr_expect_eq(stage_c_unwritten_rows(33, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 1);
+    cr_expect(strstr(err, "TMEM_ERR_QUADRANT") != NULL, "%s", err);
+    cr_expect_eq(stage_c_unwritten_rows(128, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 96);
+    /* fixed: four softmax warps, every T */
+    const int ts[5] = {1, 32, 33, 64, 128};
+    for (int i = 0; i < 5; i++) {
+        cr_expect_eq(stage_c_unwritten_rows(ts[i], 0, err), 0, "T=%d", ts[i]);
+        cr_expect_str_eq(err, "");
+    }
+}
