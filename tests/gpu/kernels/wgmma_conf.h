@@ -1,4 +1,4 @@
-/* Launcher of the wgmma conformance kernel (tests/gpu/test_wgmma_conformance.c). */
+/* Launchers of the wgmma conformance kernels (tests/gpu/test_wgmma_conformance.c, footgun tests). */
 #ifndef FMHA_TEST_WGMMA_CONF_H
 #define FMHA_TEST_WGMMA_CONF_H
 
@@ -17,6 +17,30 @@ extern "C" {
  * printing a CUDA error. */
 int wgmma_conf_launch(int n, int trans_a, int trans_b, int fp8, const uint8_t *img_host,
                       uint32_t img_bytes, const uint64_t *descs_host, int ksteps, float *out_host);
+
+/* The most K steps wgmma_conf_launch_opts takes (its A registers are all loaded before the first
+ * wgmma, so they are held in a fixed-size register array). */
+#define WGMMA_CONF_MAX_KSTEPS 8
+
+/* What wgmma_conf_launch_opts changes against wgmma_conf_launch (bf16 only):
+ *   a_regs         NULL: A from SMEM (SS form, descs[2s]); otherwise the RS form: A from registers,
+ *                  a_regs[(s * 128 + thread) * 4 + r] is b32 register r of `thread` for K step s
+ *                  (the fragment of model/frag_map.h wgmma_a_map); descs[2s] is then ignored.
+ *   init_value     every accumulator register starts at this value (0 in wgmma_conf_launch): what
+ *                  "registers not zeroed" looks like, made deterministic.
+ *   scale_d_first  scale-d of the first wgmma (0 in wgmma_conf_launch; later steps always 1). */
+typedef struct {
+    int n, trans_a, trans_b;
+    const uint32_t *a_regs;
+    float init_value;
+    int scale_d_first;
+} wgmma_conf_opts;
+
+/* Same contract as wgmma_conf_launch. Instantiated only for what the footgun tests use: n = 64,
+ * trans_a = 0, trans_b = 1 (P K-major or in registers, V MN-major), ksteps <= WGMMA_CONF_MAX_KSTEPS;
+ * anything else returns 2. */
+int wgmma_conf_launch_opts(const wgmma_conf_opts *o, const uint8_t *img_host, uint32_t img_bytes,
+                           const uint64_t *descs_host, int ksteps, float *out_host);
 
 #ifdef __cplusplus
 }
