@@ -8,6 +8,8 @@
 #   make sass       SASS of each stage with the instructions that must be there (needs cuobjdump)
 #   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU stage suites
 #   make gpu-test   what the GPU machine runs: make test with a bundled Criterion, then sass
+#   make bench      (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv; BENCH_SHAPES=quick
+#   make plots      figures in plots/ and the README perf table from the plots/data CSVs
 #   make clean
 #
 # Source-to-target rules:
@@ -74,7 +76,7 @@ LIB_TESTKERN := $(BUILD)/lib/libtestkernels.a
 # ---------------------------------------------------------------------------------------------
 # Top-level targets
 .PHONY: all build-all stages tools tests run test deps deps-test clean sass sanitize \
-        criterion-bundle gpu-test help
+        criterion-bundle gpu-test help bench plots
 
 all:
 	@$(MAKE) --no-print-directory deps-test
@@ -87,7 +89,7 @@ tools: $(TOOL_BINS) $(BENCH_BINS)
 tests: $(TEST_BINS)
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # make run: every stage at its default shape, then a milestone table; STAGE=X runs one stage.
 run:
@@ -119,9 +121,20 @@ sass:
 	@scripts/sass_check.sh $(STAGE_BINS)
 
 sanitize:
-	@$(MAKE) --no-print-directory deps-test
+	@$(MAKE) --no-print-directory deps-test CRITERION_HOME="$(CRITERION_HOME)"
 	@$(MAKE) --no-print-directory -j$(JOBS) tests
 	@scripts/sanitize.sh $(filter $(BUILD)/tests/gpu/test_stage_%,$(TEST_BINS))
+
+# make bench: exits 77 (make reports "Error 77") where there is no GPU; BENCH_SHAPES=quick for a subset.
+bench:
+	@CUDA_HOME="$(CUDA_HOME)" BENCH_PRECHECK=1 scripts/bench.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) $(LIB_COMMON) stages tools
+	@CUDA_HOME="$(CUDA_HOME)" scripts/bench.sh
+
+# make plots: with no benchmark CSV yet it says there is nothing to plot and succeeds.
+plots:
+	@scripts/deps.sh matplotlib
+	@scripts/plots.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -17,5 +17,10 @@ make test CRITERION_HOME=.criterion-rt
 trc=$?
 echo "== make sass"
 make sass
+if [ -n "${GPU_TEST_SANITIZE:-}" ]; then
+  echo "== make sanitize"
+  timeout "${GPU_TEST_SANITIZE}" make sanitize CRITERION_HOME=.criterion-rt
+  echo "make sanitize exit $?"
+fi
 echo "gpu-test: make test exit $trc"
 exit $trc

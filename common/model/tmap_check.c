@@ -50,7 +50,7 @@ static const rule_info rules[TMAP_R_COUNT] = {
     [TMAP_R_STRIDE_PADDING_MODEL] = {"stride_padding_model", "cuda.h pseudo-code: globalStrides[i] = globalStrides[i-1]*(globalDim[i] + padding[i])", 1, 0},
     [TMAP_R_STRIDE_NONZERO] = {"stride_nonzero", "guess: a zero stride is a multiple of 16 but may be refused", 1, 0},
     [TMAP_R_ELEM_STRIDE0_ONE] = {"element_stride0_one_without_interleave", "PTX 5.5.3.2: dimension-0 traversal stride must be 1 without interleave (cuda.h: ignored). Off: the H200 driver accepts elementStrides[0] = 2, 3, 8", 1, 0},
-    [TMAP_R_BOX_TOTAL_BYTES] = {"box_total_bytes_limit", "undocumented: the H200 driver (580.159.04) accepts boxes up to 128 KiB and refuses 2 MiB and more; the checker's limit TMAP_BOX_MAX_BYTES is the largest size seen accepted there", 1, 1},
+    [TMAP_R_BOX_TOTAL_BYTES] = {"box_total_bytes_limit", "undocumented: the H200 driver (580.159.04) accepts a 224 KiB box and refuses 240 KiB; TMAP_BOX_MAX_BYTES is the 227 KiB opt-in shared memory of a block", 1, 1},
 };
 
 /* Why the uncertain rules start where they do (the H200 conformance run decides each):

@@ -68,9 +68,11 @@ typedef enum {
     TMAP_R_COUNT
 } tmap_rule;
 
-/* Largest box (all of boxDim times the element size) the checker accepts: the largest size seen
- * accepted by the H200 driver 580.159.04. It refused 2 MiB and more; the grid brackets the limit. */
-#define TMAP_BOX_MAX_BYTES 131072u
+/* Largest box (all of boxDim times the element size) the checker accepts. The H200 driver
+ * 580.159.04 accepted 224 KiB and refused 240 KiB (grid probes box_total_*); the limit matches the
+ * 227 KiB of shared memory a block may opt into on Hopper and Blackwell (sharedMemPerBlockOptin =
+ * 232448 bytes): a box larger than that could never land in SMEM. */
+#define TMAP_BOX_MAX_BYTES 232448u
 
 #define TMAP_RULE_BIT(r) (1ull << (r))
 #define TMAP_RULES_ALL   ((1ull << TMAP_R_COUNT) - 2ull) /* every rule bit, not TMAP_OK's */

@@ -317,8 +317,8 @@ Test(tmap_check, box_total_bytes_limit)
     bad.global_dim[2] = ok.global_dim[2] = 256;
     bad.global_strides[1] = ok.global_strides[1] = 128 * 128;
     bad.element_strides[2] = ok.element_strides[2] = 1;
-    ok.box_dim[1] = 128, ok.box_dim[2] = 8;   /* 64*128*8*2 = 128 KiB: accepted on the H200 */
-    bad.box_dim[1] = 128, bad.box_dim[2] = 128; /* 2 MiB: refused */
+    ok.box_dim[1] = 128, ok.box_dim[2] = 14;  /* 64*128*14*2 = 224 KiB: accepted on the H200 */
+    bad.box_dim[1] = 128, bad.box_dim[2] = 15; /* 240 KiB: refused */
     expect_rule(&bad, &ok, TMAP_R_BOX_TOTAL_BYTES);
 }
 
