@@ -6,7 +6,7 @@
 #   make test       all Criterion suites (GPU suites skip without a GPU); non-zero on any failure
 #   make deps       install the Debian packages the project needs, only when missing
 #   make sass       SASS of each stage with the instructions that must be there (needs cuobjdump)
-#   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU stage suites
+#   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
 #   make gpu-test   what the GPU machine runs: make test with a bundled Criterion, then sass
 #   make bench      (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv; BENCH_SHAPES=quick
 #   make plots      figures in plots/ and the README perf table from the plots/data CSVs
@@ -121,9 +121,8 @@ sass:
 	@scripts/sass_check.sh $(STAGE_BINS)
 
 sanitize:
-	@$(MAKE) --no-print-directory deps-test CRITERION_HOME="$(CRITERION_HOME)"
-	@$(MAKE) --no-print-directory -j$(JOBS) tests
-	@scripts/sanitize.sh $(filter $(BUILD)/tests/gpu/test_stage_%,$(TEST_BINS))
+	@$(MAKE) --no-print-directory -j$(JOBS) stages
+	@scripts/sanitize.sh
 
 # make bench: exits 77 (make reports "Error 77") where there is no GPU; BENCH_SHAPES=quick for a subset.
 bench:
