@@ -1,6 +1,12 @@
 /* Baselines and ceilings measured in the same run as the stages (DESIGN.md section 6):
  *   baselines qk   --b B --hq H --sq M --skv N --d D   cuBLAS strided-batched bf16 GEMM computing the
  *                  same S = scale Q K^T as stage A (f32 output), the GEMM a library would run;
+ *   baselines pv   --b B --hq H --sq M --skv N --d D   cuBLAS strided-batched bf16 GEMM computing
+ *                  O = P V alone per (batch, head): P [M x N] bf16, V [N x D] bf16, O [M x D] f32
+ *                  (FLOPs 2*B*H*M*N*D);
+ *   baselines qkpv --b B --hq H --sq M --skv N --d D   the unfused pair a library would run for
+ *                  stage B, timed as one unit: P = bf16(scale Q K^T) written to memory, then
+ *                  O = P V in f32 (FLOPs 4*B*H*M*N*D, as stage B counts them);
  *   baselines gemm --n 8192                            one large bf16 GEMM: the tensor-core ceiling;
  *   baselines copy --mib 4096                          device-to-device copy: the HBM ceiling
  *                                                      (bytes read + written).
@@ -8,6 +14,7 @@
  * line: "[OK] baseline=<name> ... time_ms=.. tflops=.. gbps=..". Exit 77 without a GPU. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +26,8 @@
 typedef struct {
     cublasHandle_t h;
     int b, m, n, k;
+    cublasOperation_t opa;  /* op(A); op(B) is always N */
+    int lda, ldb, ldc;
     long long sa, sb, sc;
     const void *A, *B;
     void *C;
@@ -30,15 +39,21 @@ static int run_gemm(void *p)
 {
     gemm_ctx *g = p;
     const float beta = 0.0f;
-    /* column-major: C (m x n) = op(A) (m x k) * op(B) (k x n); A stored k x m (transposed) */
-    cublasStatus_t s = cublasGemmStridedBatchedEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->m, g->n, g->k, &g->alpha, g->A,
-                                                  CUDA_R_16BF, g->k, g->sa, g->B, CUDA_R_16BF, g->k, g->sb, &beta, g->C,
-                                                  g->ctype, g->m, g->sc, g->b, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    /* column-major: C (m x n) = op(A) (m x k) * B (k x n) */
+    cublasStatus_t s = cublasGemmStridedBatchedEx(g->h, g->opa, CUBLAS_OP_N, g->m, g->n, g->k, &g->alpha, g->A,
+                                                  CUDA_R_16BF, g->lda, g->sa, g->B, CUDA_R_16BF, g->ldb, g->sb, &beta,
+                                                  g->C, g->ctype, g->ldc, g->sc, g->b, CUBLAS_COMPUTE_32F,
+                                                  CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "cublasGemmStridedBatchedEx failed: %d\n", (int)s);
         return 1;
     }
     return 0;
+}
+
+static size_t gemm_c_bytes(const gemm_ctx *g)
+{
+    return (size_t)g->b * (size_t)g->sc * (g->ctype == CUDA_R_32F ? 4 : 2);
 }
 
 typedef struct {
@@ -69,38 +84,70 @@ static long arg(int argc, char **argv, const char *name, long def)
     return def;
 }
 
-/* Random bf16 in [-1, 1): the timing must not run on zeros. */
+/* Random bf16 in [-1, 1): the timing must not run on zeros. At most 2^24 values are generated on
+ * the host and repeated over the buffer, so a P of several GB costs seconds, not minutes. */
 static int fill_random_bf16(void *dev, size_t n)
 {
-    uint16_t *h = malloc(n * 2);
+    const size_t chunk = n < ((size_t)1 << 24) ? n : ((size_t)1 << 24);
+    uint16_t *h = malloc(chunk * 2);
+    if (!h) { fprintf(stderr, "baselines: out of host memory\n"); return 1; }
     uint32_t x = 12345;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < chunk; i++) {
         x = x * 1664525u + 1013904223u;
         float f = (float)(x >> 8) / 16777216.0f * 2.0f - 1.0f;
         uint32_t u;
         memcpy(&u, &f, 4);
         h[i] = (uint16_t)(u >> 16);
     }
-    CUDA_CHECK(cudaMemcpy(dev, h, n * 2, cudaMemcpyHostToDevice));
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t len = n - at < chunk ? n - at : chunk;
+        CUDA_CHECK(cudaMemcpy((uint16_t *)dev + at, h, len * 2, cudaMemcpyHostToDevice));
+    }
     free(h);
     return 0;
 }
 
+/* Shapes, strides and buffers of one strided-batched GEMM; A and B get random bf16 unless given. */
+static int setup_gemm(gemm_ctx *c, const void *given_b)
+{
+    c->lda = c->opa == CUBLAS_OP_T ? c->k : c->m;
+    c->ldb = c->k;
+    c->ldc = c->m;
+    c->sa = (long long)c->m * c->k; c->sb = (long long)c->n * c->k; c->sc = (long long)c->m * c->n;
+    CUDA_CHECK(cudaMalloc((void **)&c->A, (size_t)c->b * c->sa * 2));
+    CUDA_CHECK(cudaMalloc(&c->C, gemm_c_bytes(c)));
+    if (fill_random_bf16((void *)c->A, (size_t)c->b * c->sa)) return 1;
+    if (given_b) {
+        c->B = given_b;
+        return 0;
+    }
+    CUDA_CHECK(cudaMalloc((void **)&c->B, (size_t)c->b * c->sb * 2));
+    return fill_random_bf16((void *)c->B, (size_t)c->b * c->sb);
+}
+
+/* qkpv: the unfused pair a library runs for stage B, timed as one unit. */
+static int run_pair(void *p)
+{
+    gemm_ctx *g = p;
+    return run_gemm(&g[0]) || run_gemm(&g[1]);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "qk") && strcmp(argv[1], "gemm") && strcmp(argv[1], "copy"))) {
-        fprintf(stderr, "usage: baselines qk|gemm|copy [--b --hq --sq --skv --d | --n | --mib] [--iters N]\n");
+    const char *sub = argc >= 2 ? argv[1] : "";
+    if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "copy")) {
+        fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|copy [--b --hq --sq --skv --d | --n | --mib] [--iters N]\n");
         return 2;
     }
     gpu_info g;
     gpu_query(&g);
     if (!g.present) {
-        printf("[SKIP] baseline=%s: no GPU (%s)\n", argv[1], g.why_absent);
+        printf("[SKIP] baseline=%s: no GPU (%s)\n", sub, g.why_absent);
         return 77;
     }
     timer_cfg cfg = {.warmup = 5, .iters = (int)arg(argc, argv, "--iters", 30), .flush_l2 = 1};
     timer_result t;
-    if (!strcmp(argv[1], "copy")) {
+    if (!strcmp(sub, "copy")) {
         copy_ctx c = {NULL, NULL, (size_t)arg(argc, argv, "--mib", 4096) << 20};
         CUDA_CHECK(cudaMalloc(&c.dst, c.bytes));
         CUDA_CHECK(cudaMalloc((void **)&c.src, c.bytes));
@@ -110,32 +157,56 @@ int main(int argc, char **argv)
                t.min_ms, 2.0 * (double)c.bytes / (t.median_ms * 1e-3) / 1e9);
         return 0;
     }
-    gemm_ctx c = {0};
-    if (cublasCreate(&c.h) != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "cublasCreate failed\n"); return 1; }
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "cublasCreate failed\n"); return 1; }
+    const int bh = (int)(arg(argc, argv, "--b", 1) * arg(argc, argv, "--hq", 1));
+    const int sq = (int)arg(argc, argv, "--sq", 4096), skv = (int)arg(argc, argv, "--skv", 4096);
+    const int d = (int)arg(argc, argv, "--d", 128);
+    /* S^T (skv x sq, column-major) = K Q^T: A = K stored [skv][d] = (d x skv) col-major, op T; the
+     * result is S stored row-major [sq][skv]. */
+    const gemm_ctx qk = {.h = h, .b = bh, .m = skv, .n = sq, .k = d, .opa = CUBLAS_OP_T, .alpha = 1.0f,
+                         .ctype = CUDA_R_32F};
+    /* O^T (d x sq, column-major) = V^T P^T: A = V stored [skv][d] = (d x skv) col-major, op N;
+     * B = P stored [sq][skv] = (skv x sq) col-major; C = O stored [sq][d] = (d x sq) col-major */
+    const gemm_ctx pv = {.h = h, .b = bh, .m = d, .n = sq, .k = skv, .opa = CUBLAS_OP_N, .alpha = 1.0f,
+                         .ctype = CUDA_R_32F};
+    gemm_ctx c[2];
+    int ngemm = 1;
     const char *name;
-    if (!strcmp(argv[1], "gemm")) {
+    if (!strcmp(sub, "gemm")) {
         long n = arg(argc, argv, "--n", 8192);
-        c.b = 1; c.m = c.n = c.k = (int)n; c.alpha = 1.0f; c.ctype = CUDA_R_16BF;
+        c[0] = (gemm_ctx){.h = h, .b = 1, .m = (int)n, .n = (int)n, .k = (int)n, .opa = CUBLAS_OP_T, .alpha = 1.0f,
+                          .ctype = CUDA_R_16BF};
         name = "cublas_bf16_gemm";
-    } else {
-        /* S^T (skv x sq, column-major) = K Q^T: A = K stored [skv][d] = (d x skv) col-major, op T */
-        c.b = (int)(arg(argc, argv, "--b", 1) * arg(argc, argv, "--hq", 1));
-        c.m = (int)arg(argc, argv, "--skv", 4096); c.n = (int)arg(argc, argv, "--sq", 4096);
-        c.k = (int)arg(argc, argv, "--d", 128);
-        c.alpha = 1.0f; c.ctype = CUDA_R_32F;
+    } else if (!strcmp(sub, "qk")) {
+        c[0] = qk;
         name = "cublas_qk_f32out";
+    } else if (!strcmp(sub, "pv")) {
+        c[0] = pv;
+        name = "cublas_pv_f32out";
+    } else {
+        /* P = bf16(scale K Q^T) row-major [sq][skv], then O = P V in f32 */
+        c[0] = qk;
+        c[0].ctype = CUDA_R_16BF;
+        c[0].alpha = 1.0f / sqrtf((float)d);
+        c[1] = pv;
+        ngemm = 2;
+        name = "cublas_qk_bf16_pv_f32out";
     }
-    c.sa = (long long)c.m * c.k; c.sb = (long long)c.n * c.k; c.sc = (long long)c.m * c.n;
-    size_t cbytes = (size_t)c.b * c.sc * (c.ctype == CUDA_R_32F ? 4 : 2);
-    CUDA_CHECK(cudaMalloc((void **)&c.A, (size_t)c.b * c.sa * 2));
-    CUDA_CHECK(cudaMalloc((void **)&c.B, (size_t)c.b * c.sb * 2));
-    CUDA_CHECK(cudaMalloc(&c.C, cbytes));
-    if (fill_random_bf16((void *)c.A, (size_t)c.b * c.sa) || fill_random_bf16((void *)c.B, (size_t)c.b * c.sb)) return 1;
-    if (timer_measure(run_gemm, &c, &cfg, &t)) return 1;
-    double flops = 2.0 * c.b * (double)c.m * c.n * c.k;
-    double bytes = 2.0 * c.b * (double)(c.sa + c.sb) + (double)cbytes;
-    printf("[OK] baseline=%s batch=%d m=%d n=%d k=%d time_ms=%.4f time_min_ms=%.4f tflops=%.2f gbps=%.1f\n", name, c.b,
-           c.m, c.n, c.k, t.median_ms, t.min_ms, flops / (t.median_ms * 1e-3) / 1e12, bytes / (t.median_ms * 1e-3) / 1e9);
-    cublasDestroy(c.h);
+    if (setup_gemm(&c[0], NULL) || (ngemm == 2 && setup_gemm(&c[1], c[0].C))) return 1;
+    if (timer_measure(ngemm == 2 ? run_pair : run_gemm, c, &cfg, &t)) return 1;
+    double flops = 0, bytes = 0;
+    for (int i = 0; i < ngemm; i++) {
+        flops += 2.0 * c[i].b * (double)c[i].m * c[i].n * c[i].k;
+        bytes += 2.0 * c[i].b * (double)(c[i].sa + c[i].sb) + (double)gemm_c_bytes(&c[i]);
+    }
+    int vmaj = 0, vmin = 0, vpat = 0;
+    cublasGetProperty(MAJOR_VERSION, &vmaj);
+    cublasGetProperty(MINOR_VERSION, &vmin);
+    cublasGetProperty(PATCH_LEVEL, &vpat);
+    printf("[OK] baseline=%s cublas=%d.%d.%d batch=%d m=%d n=%d k=%d time_ms=%.4f time_min_ms=%.4f tflops=%.2f "
+           "gbps=%.1f\n", name, vmaj, vmin, vpat, c[0].b, c[0].m, c[0].n, c[0].k, t.median_ms, t.min_ms,
+           flops / (t.median_ms * 1e-3) / 1e12, bytes / (t.median_ms * 1e-3) / 1e9);
+    cublasDestroy(h);
     return 0;
 }

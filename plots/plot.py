@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+"""make plots: figures and the README perf table from the benchmark CSVs of real runs.
+
+Reads every plots/data/*.csv whose header has the `make bench` columns (scripts/bench.sh); other
+CSVs there (for instance the runner rows of a preliminary run) are ignored. Per GPU it uses the
+newest full run (the newest quick run, *-quick.csv, only when that GPU has no full run), or the one
+file given with --csv. It writes, for the GPU of the newest run:
+  plots/milestones.png        one bar per stage A..F at the reference shape (FA3 protocol, D = 128,
+                              S = 8k: B = 2, H = 16), non-causal and causal panels; horizontal lines
+                              for cuDNN (PyTorch SDPA) and flash (SDPA) at that shape and the
+                              measured bf16 GEMM ceiling; each bar labelled with its ratio to its
+                              baseline; a stage not in the run is an empty slot labelled "missing"
+  plots/tflops_vs_seqlen.png  TFLOP/s against S for every stage and baseline: D = 64, 128, 256
+                              (FA3 protocol) and the Llama-3.1 shape, non-causal and causal
+  plots/decode_bandwidth.png  GB/s of stage D's decode rows against the copy ceiling, or "not yet"
+and regenerates the table between <!-- perf-table:begin --> and <!-- perf-table:end --> in
+README.md (reference shapes, sorted by stage then shape, never by speed; missing stages shown as
+missing), adding a "## Performance" section with the milestone plot when it is absent. Other GPUs'
+newest runs get the same figures named <figure>-<gpu>.png.
+
+Exit status: 0 when the figures were written, and also when there is no benchmark CSV at all (it
+says "nothing to plot" and writes nothing: `make plots` before any `make bench` run is not an
+error); 1 on an error; 2 on bad arguments. --selftest checks the whole pipeline on a synthetic
+CSV in a temporary folder (never in plots/data) and exits 0 when every check passes.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+
+BENCH_COLS = ["date", "gpu", "sm_clock_mhz", "driver", "cuda", "kind", "name", "backend", "b", "hq", "hkv",
+              "sq", "skv", "d", "causal", "status", "time_ms_median", "time_ms_min", "tflops", "gbps",
+              "baseline_name", "baseline_tflops", "ratio", "note"]
+STAGES = ["A", "B", "C", "D", "E", "F"]
+FAMILY = {"A": "gemm", "B": "gemm", "C": "attn", "D": "decode", "E": "attn", "F": "attn"}
+KIND = {"A": "GEMM", "B": "GEMM pair", "C": "attention", "D": "decode", "E": "attention", "F": "attention"}
+REF = {"b": 2, "hq": 16, "s": 8192, "d": 128}          # FA3 protocol, D = 128, S = 8k
+LLAMA = {"b": 1, "hq": 64, "hkv": 8, "d": 128}
+TABLE_LLAMA_S = 8192
+BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
+INTS = ("b", "hq", "hkv", "sq", "skv", "d", "causal")
+FLOATS = ("sm_clock_mhz", "time_ms_median", "time_ms_min", "tflops", "gbps", "baseline_tflops", "ratio")
+BASE_STYLE = {  # baseline name -> (label, color, linestyle)
+    "sdpa_cudnn": ("cuDNN (PyTorch SDPA)", "black", "--"),
+    "sdpa_flash": ("flash (PyTorch SDPA)", "dimgray", ":"),
+    "cublas_qk": ("cuBLAS QK^T GEMM", "tab:brown", "-."),
+    "cublas_qkpv": ("cuBLAS QK^T + PV pair (unfused)", "tab:pink", "-."),
+}
+FLOP_NOTE = ("TFLOP/s: A (one GEMM) 2*B*H*S^2*D; B (two GEMMs) and attention 4*B*H*S^2*D, attention halved "
+             "for causal.")
+SHORT = {"sdpa_cudnn": "cuDNN", "sdpa_flash": "flash", "cublas_qk": "cuBLAS", "cublas_qkpv": "cuBLAS pair"}
+STAGE_COLOR = {"A": "tab:blue", "B": "tab:orange", "C": "tab:green", "D": "tab:red", "E": "tab:purple",
+               "F": "tab:cyan"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+class Run:
+    def __init__(self, path, rows):
+        self.path, self.rows = path, rows
+        self.gpu = rows[0]["gpu"] if rows else "?"
+        self.dates = sorted({r["date"] for r in rows if r["date"]})
+        self.date = self.dates[-1] if self.dates else ""
+        self.quick = os.path.basename(path).endswith("-quick.csv")
+
+    def first(self, key):
+        for r in self.rows:
+            if r.get(key):
+                return r[key]
+        return "?"
+
+    def clock_text(self):
+        c = [r["sm_clock_mhz"] for r in self.rows if r["sm_clock_mhz"] is not None]
+        if not c:
+            return "SM clock not recorded"
+        lo, hi = min(c), max(c)
+        return "SM clock %.0f MHz" % lo if lo == hi else "SM clock %.0f-%.0f MHz (after each program)" % (lo, hi)
+
+    def title(self):
+        d = self.date if len(self.dates) < 2 else "%s..%s" % (self.dates[0], self.dates[-1])
+        return "%s, %s (driver %s, CUDA %s, %s)" % (self.gpu, d, self.first("driver"), self.first("cuda"),
+                                                    self.clock_text())
+
+
+def read_bench_csv(path):
+    """Rows of a `make bench` CSV, typed; None when the file has other columns."""
+    try:
+        with open(path, newline="") as f:
+            rd = csv.DictReader(f)
+            if not rd.fieldnames or not set(BENCH_COLS) <= set(rd.fieldnames):
+                return None
+            rows = []
+            for r in rd:
+                for k in INTS:
+                    r[k] = int(r[k]) if r.get(k, "").strip() not in ("", "-") else None
+                for k in FLOATS:
+                    v = r.get(k, "").strip()
+                    try:
+                        r[k] = float(v) if v not in ("", "-") else None
+                    except ValueError:
+                        r[k] = None
+                rows.append(r)
+            return rows
+    except (OSError, csv.Error, UnicodeDecodeError) as e:
+        print("plots: cannot read %s: %s" % (path, e), file=sys.stderr)
+        return None
+
+
+def choose_runs(data_dir, only=None):
+    """The run to draw per GPU: {gpu: Run}, the newest first."""
+    paths = [only] if only else sorted(
+        os.path.join(data_dir, p) for p in os.listdir(data_dir) if p.endswith(".csv")) if os.path.isdir(data_dir) else []
+    runs = []
+    for p in paths:
+        rows = read_bench_csv(p)
+        if rows is None:
+            if only:
+                raise SystemExit("plots: %s does not have the make bench columns" % p)
+            continue
+        if rows:
+            runs.append(Run(p, rows))
+    best = {}
+    for r in runs:
+        cur = best.get(r.gpu)
+        key = (not r.quick, r.date, os.path.basename(r.path))
+        if cur is None or key > (not cur.quick, cur.date, os.path.basename(cur.path)):
+            best[r.gpu] = r
+    return sorted(best.values(), key=lambda r: (r.date, r.path), reverse=True)
+
+
+def shape_family(r):
+    b, hq, hkv, sq, skv, d = (r[k] for k in ("b", "hq", "hkv", "sq", "skv", "d"))
+    if None in (b, hq, sq, skv, d):
+        return None
+    if sq != skv:
+        return "decode"
+    if b == LLAMA["b"] and hq == LLAMA["hq"] and d == LLAMA["d"]:
+        return "llama"
+    if b * sq == 16384 and hq * d == 2048:
+        return "fa3"
+    return "other"
+
+
+def shape_key(r):
+    fam = shape_family(r)
+    order = {"fa3": 0, "llama": 1, "decode": 2, "other": 3, None: 4}[fam]
+    return (order, r["d"] or 0, r["sq"] or 0, r["skv"] or 0, r["causal"] or 0, r["b"] or 0)
+
+
+def shape_text(r):
+    if r["b"] is None:
+        return "-"
+    h = "H%d" % r["hq"] if r["hkv"] in (None, r["hq"]) else "Hq%d/Hkv%d" % (r["hq"], r["hkv"])
+    s = "S%d" % r["sq"] if r["sq"] == r["skv"] else "Sq%d Skv%d" % (r["sq"], r["skv"])
+    return "B%d %s %s D%d" % (r["b"], h, s, r["d"])
+
+
+def is_ref(r, causal):
+    return (shape_family(r) == "fa3" and r["d"] == REF["d"] and r["sq"] == REF["s"] and r["b"] == REF["b"]
+            and (r["causal"] or 0) == causal)
+
+
+def is_llama_ref(r, causal):
+    return shape_family(r) == "llama" and r["sq"] == TABLE_LLAMA_S and (r["causal"] or 0) == causal
+
+
+def kind_of(x):
+    return KIND.get(x, "stage")
+
+
+def stage_rows(run, x):
+    return [r for r in run.rows if r["kind"] == "stage" and r["name"] == x]
+
+
+def stage_letters(run):
+    extra = sorted({r["name"] for r in run.rows if r["kind"] == "stage"} - set(STAGES))
+    return STAGES + extra
+
+
+def slot(run, x, pick):
+    """(status, row) of stage x at the shape pick() selects: status 'missing' when the stage is not
+    in the run at all."""
+    rows = stage_rows(run, x)
+    at = [r for r in rows if pick(r)]
+    if at:
+        return at[-1]["status"], at[-1]
+    if not rows or all(r["status"] == "missing" for r in rows):
+        return "missing", None
+    return "not run", None
+
+
+def baseline_at(run, name, pick):
+    for r in run.rows:
+        if r["kind"] == "baseline" and r["name"] == name and r["status"] == "ok" and pick(r):
+            return r
+    return None
+
+
+def ceiling(run, name, col):
+    for r in run.rows:
+        if r["kind"] == "ceiling" and r["name"] == name and r["status"] == "ok" and r[col]:
+            return r[col]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+def plt_module():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def fig_milestones(run, path):
+    plt = plt_module()
+    fig, axes = plt.subplots(1, 2, figsize=(14, 6.6), sharey=True)
+    letters = stage_letters(run)
+    gemm_ceil = ceiling(run, "cublas_gemm", "tflops")
+    ymax = max([gemm_ceil or 0] + [r["tflops"] or 0 for r in run.rows if r["kind"] != "ceiling"] + [100]) * 1.18
+    for ax, causal in zip(axes, (0, 1)):
+        pick = lambda r, c=causal: is_ref(r, c)
+        xs = range(len(letters))
+        for i, x in enumerate(letters):
+            fam = FAMILY.get(x, "attn")
+            if fam == "gemm" and causal:
+                label = "n/a: a GEMM has no causal form"
+                st, r = "n/a", None
+            elif fam == "decode":
+                st, r = slot(run, x, lambda r: False)
+                label = "missing" if st == "missing" else "decode only: see decode plot"
+            else:
+                st, r = slot(run, x, pick)
+                label = st
+            if r is not None and st == "ok" and r["tflops"]:
+                ax.bar(i, r["tflops"], color=STAGE_COLOR.get(x, "tab:gray"), width=0.6)
+                txt = "%.0f" % r["tflops"]
+                if r["ratio"] is not None and r["baseline_name"]:
+                    txt += "\n%.2fx\n%s" % (r["ratio"], SHORT.get(r["baseline_name"], r["baseline_name"]))
+                if r["baseline_tflops"]:
+                    ax.plot([i - 0.38, i + 0.38], [r["baseline_tflops"]] * 2, color="black", lw=2.2)
+                    ax.annotate("baseline", (i + 0.38, r["baseline_tflops"]), fontsize=7, va="center",
+                                xytext=(2, 0), textcoords="offset points")
+                ax.text(i, r["tflops"] + ymax * 0.012, txt, ha="center", va="bottom", fontsize=8)
+            else:
+                ax.bar(i, ymax * 0.96, color="none", edgecolor="lightgray", hatch="//", width=0.6, linestyle="--")
+                ax.text(i, ymax * 0.45, label, ha="center", va="center", fontsize=9, color="dimgray", rotation=90,
+                        bbox=dict(facecolor="white", edgecolor="none", alpha=0.8))
+        lines = []
+        for name in ("sdpa_cudnn", "sdpa_flash"):
+            b = baseline_at(run, name, pick)
+            if b:
+                lab, col, ls = BASE_STYLE[name]
+                lines.append(ax.axhline(b["tflops"], color=col, ls=ls, lw=1.4,
+                                        label="%s: %.0f TFLOP/s" % (lab, b["tflops"])))
+        if gemm_ceil:
+            lines.append(ax.axhline(gemm_ceil, color="tab:red", ls="-", lw=1.2,
+                                    label="bf16 GEMM ceiling (cuBLAS 8192^3): %.0f TFLOP/s" % gemm_ceil))
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(["%s\n%s" % (x, kind_of(x)) for x in letters])
+        ax.set_xlim(-0.6, len(letters) - 0.4)
+        ax.set_ylim(0, ymax)
+        ax.set_title("%s: B=%d, H=%d, S=%d, D=%d" % ("causal" if causal else "non-causal", REF["b"], REF["hq"],
+                                                     REF["s"], REF["d"]), fontsize=10)
+        ax.set_xlabel("stage")
+        if lines:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, ncol=2, frameon=False)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("TFLOP/s")
+    fig.suptitle("Milestones at the reference shape: TFLOP/s per stage, ratio to its baseline (black bar)\n"
+                 + run.title(), fontsize=11)
+    fig.text(0.5, 0.01, FLOP_NOTE + " Baselines: A cuBLAS QK^T; B the unfused cuBLAS pair (P through memory); "
+             "attention cuDNN through PyTorch SDPA; all in the same run.",
+             ha="center", fontsize=8, color="dimgray")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fig_seqlen(run, path):
+    plt = plt_module()
+    cols = [("fa3", 64), ("fa3", 128), ("fa3", 256), ("llama", 128)]
+    fig, axes = plt.subplots(2, 4, figsize=(20, 9.5))
+    gemm_ceil = ceiling(run, "cublas_gemm", "tflops")
+    letters = stage_letters(run)
+    handles = {}
+    for ri, causal in enumerate((0, 1)):
+        for ci, (fam, d) in enumerate(cols):
+            ax = axes[ri][ci]
+            sel = lambda r: shape_family(r) == fam and r["d"] == d and (r["causal"] or 0) == causal
+            for x in letters:
+                rows = sorted((r for r in stage_rows(run, x) if sel(r)), key=lambda r: r["sq"])
+                ok = [r for r in rows if r["status"] == "ok" and r["tflops"]]
+                bad = [r for r in rows if r["status"] != "ok"]
+                col = STAGE_COLOR.get(x, "tab:gray")
+                if ok:
+                    be = ok[-1]["backend"] or "?"
+                    h, = ax.plot([r["sq"] for r in ok], [r["tflops"] for r in ok], "o-", color=col, lw=2,
+                                 label="stage %s (%s)" % (x, be))
+                    handles.setdefault("stage " + x, h)
+                if bad:
+                    h = ax.scatter([r["sq"] for r in bad], [0] * len(bad), marker="x", color=col, clip_on=False,
+                                   zorder=5, label="stage %s: failed/skipped at S (x on the axis)" % x)
+                    handles.setdefault("bad " + x, h)
+            for name, (lab, colr, ls) in BASE_STYLE.items():
+                rows = sorted((r for r in run.rows if r["kind"] == "baseline" and r["name"] == name
+                               and r["status"] == "ok" and r["tflops"] and sel(r)), key=lambda r: r["sq"])
+                if rows:
+                    h, = ax.plot([r["sq"] for r in rows], [r["tflops"] for r in rows], ls=ls, color=colr,
+                                 marker=".", label=lab)
+                    handles.setdefault(name, h)
+            ticks = [512, 1024, 2048, 4096, 8192, 16384] if fam == "fa3" else [2048, 4096, 8192, 16384, 32768]
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ticks)
+            ax.set_xticklabels(["%dk" % (t // 1024) if t >= 1024 else str(t) for t in ticks])
+            ax.set_xlim(ticks[0] / 1.3, ticks[-1] * 1.3)
+            ax.minorticks_off()
+            if not ax.lines and not ax.collections:
+                ax.text(0.5, 0.5, "no rows at these shapes in this run", ha="center", va="center",
+                        color="dimgray", transform=ax.transAxes)
+            ax.set_xlabel("sequence length S (Sq = Skv)")
+            ax.set_ylabel("TFLOP/s")
+            ax.set_ylim(bottom=0, top=(gemm_ceil or 1000) * 1.1)
+            shp = ("B*S = 16k, H = %d, D = %d" % (2048 // d, d)) if fam == "fa3" else \
+                "Llama-3.1: B = 1, Hq = 64, Hkv = 8, D = 128"
+            ax.set_title("%s, %s" % (shp, "causal" if causal else "non-causal"), fontsize=10)
+            ax.grid(alpha=0.3)
+            if gemm_ceil:
+                h = ax.axhline(gemm_ceil, color="tab:red", lw=1, label="bf16 GEMM ceiling %.0f TFLOP/s" % gemm_ceil)
+                handles.setdefault("~ceil", h)
+    missing = [x for x in letters if slot(run, x, lambda r: True)[0] == "missing"]
+    keys = sorted(handles, key=lambda k: (0 if k.startswith(("stage", "bad")) else 1 if k[0] != "~" else 2,
+                                          k.split()[-1] if k.startswith(("stage", "bad")) else k))
+    hs = [handles[k] for k in keys]
+    labels = [h.get_label() for h in hs]
+    for x in missing:
+        hs.append(plt.Line2D([], [], color=STAGE_COLOR.get(x, "tab:gray"), ls="none", marker="s", alpha=0.3))
+        labels.append("stage %s: missing (not in this run)" % x)
+    fig.legend(hs, labels, loc="lower center", ncol=4, fontsize=9, frameon=False)
+    fig.suptitle("TFLOP/s against sequence length. " + FLOP_NOTE + "\n"
+                 + run.title(), fontsize=11)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def fig_decode(run, path):
+    plt = plt_module()
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    rows = sorted((r for r in stage_rows(run, "D") if r["status"] == "ok" and r["gbps"]),
+                  key=lambda r: (r["b"], r["skv"]))
+    copy = ceiling(run, "d2d_copy", "gbps")
+    ax.set_xlabel("keys per sequence Skv")
+    ax.set_ylabel("GB/s (bytes that must be read)")
+    if not rows:
+        st = slot(run, "D", lambda r: True)[0]
+        why = "stage D does not exist" if st == "missing" else "stage D has no decode rows that ran in this run"
+        ax.text(0.5, 0.45, "not yet: %s" % why, ha="center", va="center", fontsize=15, color="dimgray",
+                transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_ylim(0, (copy or 5000) * 1.25)
+    else:
+        for b in sorted({r["b"] for r in rows}):
+            sub = [r for r in rows if r["b"] == b]
+            ax.plot([r["skv"] for r in sub], [r["gbps"] for r in sub], "o-", color=STAGE_COLOR["D"],
+                    alpha=0.4 + 0.6 * b / max(r["b"] for r in rows),
+                    label="stage D (%s), B=%d Hq=%d Hkv=%d D=%d" % (sub[0]["backend"], b, sub[0]["hq"],
+                                                                   sub[0]["hkv"], sub[0]["d"]))
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, max([copy or 0] + [r["gbps"] for r in rows]) * 1.15)
+        ax.grid(alpha=0.3)
+    if copy:
+        ax.axhline(copy, color="tab:red", lw=1.2, label="device-to-device copy ceiling: %.0f GB/s" % copy)
+    if copy or rows:
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("Decode bandwidth (stage D)\n" + run.title(), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# README table
+def fmt(v, f):
+    return "" if v is None else f % v
+
+
+def table_rows(run):
+    """Rows of the README table: per stage A..F (then others) its reference shapes, then the
+    baselines at those shapes, then the ceilings. Sorted by stage, then shape; never by speed."""
+    out = []
+    ref_picks = [lambda r: is_ref(r, 0), lambda r: is_ref(r, 1), lambda r: is_llama_ref(r, 0),
+                 lambda r: is_llama_ref(r, 1)]
+    for x in stage_letters(run):
+        fam = FAMILY.get(x, "attn")
+        rows = stage_rows(run, x)
+        if not rows or all(r["status"] == "missing" for r in rows):
+            note = rows[0]["note"] if rows else "not in this run"
+            out.append([x, kind_of(x), "", "", "", "missing", "", "", "", "", "", note])
+            continue
+        if fam == "decode":
+            picked = sorted(rows, key=shape_key)
+        else:
+            picked = sorted((r for r in rows if any(p(r) for p in ref_picks)), key=shape_key)
+            if not picked:
+                sts = {r["status"] for r in rows}
+                out.append([x, kind_of(x), "", "", "", sts.pop() if len(sts) == 1 else "not run at these shapes",
+                            "", "", "", "", "", rows[0]["note"] or "see the CSV"])
+        for r in picked:
+            out.append(stage_line(r, x, fam))
+    bl = sorted((r for r in run.rows if r["kind"] == "baseline" and (is_ref(r, 0) or is_ref(r, 1) or is_llama_ref(r, 0)
+                                                                     or is_llama_ref(r, 1))),
+                key=lambda r: (r["name"], shape_key(r)))
+    for r in bl:
+        out.append(["baseline: %s" % r["name"], "", r["backend"], shape_text(r), "yes" if r["causal"] else "no",
+                    r["status"], fmt(r["time_ms_median"], "%.3f"), fmt(r["time_ms_min"], "%.3f"),
+                    fmt(r["tflops"], "%.1f"), "", "", r["note"] if r["status"] != "ok" else ""])
+    return out
+
+
+def stage_line(r, x, fam):
+    base = ""
+    if r["baseline_name"]:
+        base = r["baseline_name"] + (" %.1f" % r["baseline_tflops"] if r["baseline_tflops"] else "")
+    return [x, kind_of(x), r["backend"] or "", shape_text(r), "yes" if r["causal"] else "no",
+            r["status"], fmt(r["time_ms_median"], "%.3f"), fmt(r["time_ms_min"], "%.3f"), fmt(r["tflops"], "%.1f"),
+            base, fmt(r["ratio"], "%.2f"), r["note"] if r["status"] != "ok" else (r["note"] or "")]
+
+
+def md_escape(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(run, csv_rel):
+    head = ["Stage", "Kind", "Backend", "Shape", "Causal", "Status", "Median ms", "Min ms", "TFLOP/s",
+            "Baseline (TFLOP/s)", "Ratio", "Note"]
+    lines = [BEGIN,
+             ("Generated by `make plots` from `%s`: %s. Reference shapes (FA3 protocol D = 128, S = 8k; "
+              "Llama-3.1 S = 8k); every shape is in the CSV. Sorted by stage, then shape. " % (csv_rel, run.title()))
+             + FLOP_NOTE + " Ratio = stage / baseline, same run.",
+             "",
+             "| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
+    for row in table_rows(run):
+        lines.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+    g = ceiling(run, "cublas_gemm", "tflops")
+    c = ceiling(run, "d2d_copy", "gbps")
+    lines.append("")
+    lines.append("Ceilings in the same run: bf16 GEMM 8192^3 (cuBLAS) %s TFLOP/s; device-to-device copy %s GB/s "
+                 "(bytes read + written)." % (fmt(g, "%.1f") or "not measured", fmt(c, "%.0f") or "not measured"))
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def update_readme(readme, table, img_rel, extra_rel):
+    with open(readme) as f:
+        text = f.read()
+    orig = text
+    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
+        a, b = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:a] + table + text[b:]
+    else:
+        text = text.replace(BEGIN, "").replace(END, "")
+        section = ("## Performance\n\n![Milestones: TFLOP/s per stage at the reference shape](%s)\n\n"
+                   "Also: [TFLOP/s against sequence length](%s), [decode bandwidth](%s). `make bench` (on a GPU "
+                   "machine) writes `plots/data/<gpu>-<date>.csv`; `make plots` redraws the figures and this "
+                   "table from it.\n\n%s\n" % (img_rel, extra_rel[0], extra_rel[1], table))
+        m = re.search(r"^## Performance[ \t]*\n", text, re.M)
+        if m:
+            text = text[:m.end()] + "\n" + table + "\n" + text[m.end():]
+        else:
+            m = re.search(r"^## Stages[ \t]*\n", text, re.M)
+            nxt = re.search(r"^## ", text[m.end():], re.M) if m else None
+            if m and nxt:
+                at = m.end() + nxt.start()
+                text = text[:at] + section + "\n" + text[at:]
+            else:
+                text = text.rstrip("\n") + "\n\n" + section
+    if img_rel not in text:
+        a = text.index(BEGIN)
+        text = text[:a] + "![Milestones: TFLOP/s per stage at the reference shape](%s)\n\n" % img_rel + text[a:]
+    if text != orig:
+        with open(readme, "w") as f:
+            f.write(text)
+    return text != orig
+
+
+# ---------------------------------------------------------------------------------------------
+def slug(gpu):
+    s = re.sub(r"[^a-z0-9]+", "-", gpu.lower().replace("nvidia", "")).strip("-")
+    return s or "gpu"
+
+
+def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
+    runs = choose_runs(data_dir, only)
+    if not runs:
+        if not quiet:
+            print("plots: no benchmark CSV (make bench columns) in %s: nothing to plot. Run `make bench` on a "
+                  "GPU machine first." % data_dir)
+        return 0
+    os.makedirs(out_dir, exist_ok=True)
+    names = ("milestones", "tflops_vs_seqlen", "decode_bandwidth")
+    for i, run in enumerate(runs):
+        suffix = "" if i == 0 else "-" + slug(run.gpu)
+        paths = [os.path.join(out_dir, n + suffix + ".png") for n in names]
+        fig_milestones(run, paths[0])
+        fig_seqlen(run, paths[1])
+        fig_decode(run, paths[2])
+        if not quiet:
+            print("plots: %s -> %s" % (run.path, ", ".join(paths)))
+    if readme:
+        base = os.path.dirname(os.path.abspath(readme))
+        rel = lambda p: os.path.relpath(os.path.abspath(p), base)
+        main = runs[0]
+        table = table_markdown(main, rel(main.path))
+        changed = update_readme(readme, table, rel(os.path.join(out_dir, "milestones.png")),
+                                (rel(os.path.join(out_dir, "tflops_vs_seqlen.png")),
+                                 rel(os.path.join(out_dir, "decode_bandwidth.png"))))
+        if not quiet:
+            print("plots: README perf table %s from %s" % ("updated" if changed else "unchanged", main.path))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-test on a synthetic fixture (a temporary folder; never plots/data, never committed).
+def selftest():
+    fails = []
+
+    def check(cond, what):
+        if not cond:
+            fails.append(what)
+
+    tmp = tempfile.mkdtemp(prefix="fmha-plot-selftest-")
+    try:
+        data, out, readme = os.path.join(tmp, "data"), os.path.join(tmp, "plots"), os.path.join(tmp, "README.md")
+        os.makedirs(data)
+        gpu = "SYNTHETIC SELFTEST GPU"
+
+        def row(kind, name, backend, shape, status, tf=None, ms=None, bname="", btf=None, note="", date="2000-01-02",
+                gbps=None):
+            b, hq, hkv, sq, skv, d, c = shape if shape else ("",) * 7
+            ratio = "%.3f" % (tf / btf) if tf and btf else ""
+            return [date, gpu, "1980", "000.00", "0.0", kind, name, backend, b, hq, hkv, sq, skv, d, c, status,
+                    ms or "", ms * 0.99 if ms else "", tf or "", gbps or "", bname, btf or "", ratio, note]
+
+        ref0, ref1 = (2, 16, 16, 8192, 8192, 128, 0), (2, 16, 16, 8192, 8192, 128, 1)
+        rows = [
+            row("ceiling", "cublas_gemm", "cublas-x", None, "ok", 700.0, 1.5),
+            row("ceiling", "d2d_copy", "cudaMemcpyAsync", None, "ok", None, 2.0, gbps=4000.0),
+            row("baseline", "sdpa_cudnn", "torch-x/sdpa-cudnn", ref0, "ok", 600.0, 1.0),
+            row("baseline", "sdpa_cudnn", "torch-x/sdpa-cudnn", ref1, "ok", 500.0, 0.6),
+            row("baseline", "sdpa_flash", "torch-x/sdpa-flash", ref0, "ok", 400.0, 1.5),
+            row("baseline", "sdpa_flash", "torch-x/sdpa-flash", ref1, "skipped", note="refused"),
+            row("baseline", "cublas_qk", "cublas-x", ref0, "ok", 220.0, 2.4),
+            row("baseline", "cublas_qk", "cublas-x", (4, 16, 16, 4096, 4096, 128, 0), "ok", 210.0, 1.3),
+            row("stage", "A", "sm90", ref0, "ok", 72.5, 7.5, "cublas_qk", 220.0),
+            row("stage", "A", "sm90", (4, 16, 16, 4096, 4096, 128, 0), "ok", 71.0, 3.8, "cublas_qk", 210.0),
+            row("stage", "A", "sm90", (1, 32, 32, 16384, 16384, 64, 0), "skipped", note="the stage refuses this shape"),
+            row("stage", "B", "sm90", ref0, "failed", bname="cublas_qkpv", note="exit 1: boom"),
+            row("stage", "C", "sm90", ref0, "ok", 300.0, 2.0, "sdpa_cudnn", 600.0),
+            row("stage", "C", "sm90", ref1, "ok", 250.0, 1.2, "sdpa_cudnn", 500.0),
+            row("stage", "C", "sm90", (1, 64, 8, 8192, 8192, 128, 0), "ok", 310.0, 9.0),
+            row("stage", "D", "", None, "missing", bname="", note="stage D does not exist yet"),
+            row("stage", "E", "", None, "missing", bname="sdpa_cudnn", note="stage E does not exist yet"),
+            row("stage", "F", "", None, "missing", bname="sdpa_cudnn", note="stage F does not exist yet"),
+        ]
+
+        def write(name, rs, cols=BENCH_COLS):
+            with open(os.path.join(data, name), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(cols)
+                w.writerows(rs)
+
+        # Readme and "nothing to plot" first: an empty data folder writes nothing.
+        with open(readme, "w") as f:
+            f.write("# T\n\nintro\n\n## Stages\n\nstage table\n\n## Backends\n\nbackends\n")
+        with open(readme) as f:
+            before = f.read()
+        check(run_plots(data, out, readme, quiet=True) == 0, "empty data folder: exit 0")
+        check(not os.path.exists(out), "empty data folder: no figures written")
+        with open(readme) as f:
+            check(f.read() == before, "empty data folder: README untouched")
+
+        write("synthetic-2000-01-02.csv", rows)
+        old = [list(r) for r in rows]
+        for r in old:
+            r[0] = "2000-01-01"
+            if r[6] == "A" and r[15] == "ok":
+                r[18] = 11.0  # would show up if the older run were used
+        write("synthetic-2000-01-01.csv", old)
+        quick = [list(r) for r in rows if r[5] != "stage" or r[6] == "A"]
+        for r in quick:
+            r[0] = "2000-01-03"
+            if r[6] == "A" and r[15] == "ok":
+                r[18] = 22.0  # a newer quick run must not replace the full run
+        write("synthetic-2000-01-03-quick.csv", quick)
+        write("runner-rows.csv", [["2000-01-02", gpu, "A", "sm90"]], cols=["date", "gpu", "stage", "backend"])
+
+        check(run_plots(data, out, readme, quiet=True) == 0, "run_plots exit 0")
+        for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth"):
+            p = os.path.join(out, n + ".png")
+            ok = os.path.exists(p) and os.path.getsize(p) > 5000
+            if ok:
+                with open(p, "rb") as f:
+                    ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+            check(ok, "%s.png written and a PNG" % n)
+        with open(readme) as f:
+            text = f.read()
+        check(text.count(BEGIN) == 1 and text.count(END) == 1, "one pair of table markers")
+        check(text.count("](plots/milestones.png)") == 1, "README embeds plots/milestones.png once")
+        check(text.index("## Performance") < text.index("## Backends") and text.index("## Stages") <
+              text.index("## Performance"), "Performance section after Stages, before Backends")
+        table = text[text.index(BEGIN):text.index(END)]
+        check("synthetic-2000-01-02.csv" in table, "table made from the newest full run")
+        body = [l for l in table.splitlines() if l.startswith("| ") and not l.startswith("| Stage")]
+        stages_seen = [l.split("|")[1].strip() for l in body]
+        order = [s for s in stages_seen if not s.startswith("baseline")]
+        check(order == sorted(order, key=lambda s: (STAGES + [s]).index(s)), "rows sorted by stage: %s" % order)
+        a_rows = [l for l in body if l.startswith("| A |")]
+        check(len(a_rows) == 1 and "| 72.5 |" in a_rows[0] and "| 0.33 |" in a_rows[0],
+              "stage A: the reference row only, its TFLOP/s and ratio: %s" % a_rows)
+        check(not any("| 11.0 |" in l or "| 22.0 |" in l for l in body), "older and quick runs not used")
+        check(any(l.startswith("| B |") and "| failed |" in l for l in body), "stage B shown as failed")
+        c_rows = [l for l in body if l.startswith("| C |")]
+        check(len(c_rows) == 3 and "Hq64/Hkv8" in c_rows[2] and "| no |" in c_rows[0] and "| yes |" in c_rows[1],
+              "stage C: non-causal, causal, then Llama: %s" % c_rows)
+        for x in "DEF":
+            check(any(l.startswith("| %s |" % x) and "| missing |" in l for l in body), "stage %s shown as missing" % x)
+        check("700.0 TFLOP/s" in table and "4000 GB/s" in table, "ceilings in the table")
+        check(run_plots(data, out, readme, quiet=True) == 0, "second run exit 0")
+        with open(readme) as f:
+            check(f.read() == text, "second run leaves README unchanged")
+        # a README whose section exists but lost its markers gets them back, once
+        with open(readme, "w") as f:
+            f.write("# T\n\n## Performance\n\nold words\n\n## Backends\n")
+        run_plots(data, out, readme, quiet=True)
+        with open(readme) as f:
+            t2 = f.read()
+        check(t2.count("## Performance") == 1 and t2.count(BEGIN) == 1 and t2.count("](plots/milestones.png)") == 1,
+              "existing Performance section reused")
+        # --csv: a runner CSV is refused
+        try:
+            choose_runs(data, os.path.join(data, "runner-rows.csv"))
+            check(False, "--csv with runner columns refused")
+        except SystemExit:
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if fails:
+        for f_ in fails:
+            print("plot.py selftest: FAIL: %s" % f_)
+        return 1
+    print("plot.py selftest: OK (synthetic fixture in a temporary folder, removed)")
+    return 0
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    p = argparse.ArgumentParser(description="Figures and the README perf table from make bench CSVs.")
+    p.add_argument("--data-dir", default=os.path.join(here, "data"))
+    p.add_argument("--out-dir", default=here)
+    p.add_argument("--readme", default=os.path.join(root, "README.md"), help="README to update ('' = none)")
+    p.add_argument("--csv", help="draw this bench CSV instead of the newest per GPU")
+    p.add_argument("--selftest", action="store_true", help="check the pipeline on a synthetic CSV in a temp folder")
+    a = p.parse_args(argv)
+    if a.selftest:
+        return selftest()
+    return run_plots(a.data_dir, a.out_dir, a.readme or None, a.csv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

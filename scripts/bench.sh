@@ -1,0 +1,457 @@
+#!/usr/bin/env bash
+# make bench: every stage that exists, on its best backend (--backend auto), over the standard
+# shapes, with the baselines and ceilings measured in the same run (DESIGN.md section 6). Writes
+# plots/data/<gpu>-<YYYY-MM-DD>.csv (quick set: ...-quick.csv), keeps every program's log under
+# build/bench/<run>/, and prints a summary sorted by stage, then shape.
+#
+# Shapes. Prefill: the FlashAttention-3 protocol (B*S = 16k tokens, H = 2048/D, S in {512 .. 16k},
+# D in {64, 128, 256}, causal and not) and the Llama-3.1 shape (B = 1, Hq = 64, Hkv = 8, D = 128,
+# S in {2k .. 32k}, causal and not). Stages A (S = Q K^T, one GEMM: 2*B*H*Sq*Skv*D FLOPs) and B
+# (O = P V with P = bf16(scale Q K^T) kept on chip, two GEMMs: 4*B*H*Sq*Skv*D) run the same shapes
+# with Sq = Skv = S, non-causal only, H = Hq; attention stages count 4*B*Hq*Sq*Skv*D, halved for
+# causal. Decode rows (stage D) use the decode table below.
+#
+# Stages come from STAGE_TABLE (letter, shape family, baseline) and from build/bin/stage_*: a stage
+# in the table without a binary is one "missing" row; a binary without a table line is one
+# "skipped" row. A new stage plugs in with one line in STAGE_TABLE.
+#
+# Baselines: cuBLAS strided-batched bf16 GEMMs for A (bench_baselines qk: S in f32) and B
+# (bench_baselines qkpv: the unfused pair, P = bf16(scale Q K^T) through memory, then O = P V,
+# timed as one unit); cuDNN fused attention through PyTorch's scaled_dot_product_attention (cuDNN
+# backend, not cuDNN's C API) for C and later, with PyTorch's flash backend as a second line
+# (bench/sdpa_baseline.py). Ceilings: one
+# 8192^3 bf16 GEMM (TFLOP/s) and a device-to-device copy (GB/s, bytes read + written).
+#
+# Row status: ok; failed (exit 1, a crash, or a timeout; the log is kept); skipped (exit 77, or the
+# stage's shape rules refused the shape with exit 2, or a row whose materialized S or P would
+# exceed BENCH_MAX_S_GB, or the time budget ran out); missing (the stage does not exist yet).
+#
+# Environment:
+#   BENCH_SHAPES=full|quick  quick: D = 128, S in {1k, 4k, 8k}, causal and not, Llama S in {2k, 8k}
+#   BENCH_ITERS=20 BENCH_WARMUP=3   timed samples (>= 20) and warm-up launches per program
+#   BENCH_BUDGET_S=530       past this many seconds, the remaining runs are recorded as skipped (on
+#                            an H200 with stages A-C the full set reached its last dozen D = 256
+#                            rows at 470 s, about 530 s in all: ~4 s per stage program, mostly its
+#                            host-side set-up, up to 35 s for the largest shapes)
+#   BENCH_TIMEOUT_S=150      one program taking longer is killed and recorded as failed
+#   BENCH_MAX_S_GB=40        stage A and cuBLAS rows whose S (f32) or P (bf16) in memory, B*H*S*S*4
+#                            or *2 bytes, would exceed this are skipped
+#   BENCH_PYTHON=python3     the python with PyTorch for the SDPA baselines
+#   BENCH_CSV=path           write the CSV there instead of plots/data/
+#   BENCH_DRY_RUN=1          list what would run (no GPU needed) and write nothing
+#   BENCH_PRECHECK=1         only the nvidia-smi check (make bench runs it before building)
+# Exit status: 0 when the run completed (failed rows are in the CSV and the summary), 77 when
+# there is no GPU here, 1 when the run could not start (missing programs, no CUDA).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+SHAPESET=${BENCH_SHAPES:-full}
+ITERS=${BENCH_ITERS:-20}
+WARMUP=${BENCH_WARMUP:-3}
+BUDGET_S=${BENCH_BUDGET_S:-530}
+TIMEOUT_S=${BENCH_TIMEOUT_S:-150}
+MAX_S_GB=${BENCH_MAX_S_GB:-40}
+PY=${BENCH_PYTHON:-python3}
+DRY=${BENCH_DRY_RUN:-0}
+BASELINES=build/bin/bench_baselines
+
+case $SHAPESET in full | quick) ;; *) echo "make bench: BENCH_SHAPES=$SHAPESET: use full or quick" >&2; exit 2 ;; esac
+if [ "$ITERS" -lt 20 ] 2>/dev/null; then echo "make bench: BENCH_ITERS=$ITERS: at least 20 samples" >&2; exit 2; fi
+
+# ---------------------------------------------------------------------------------------------
+# Stage table: letter, shape family (qk | qkpv | attn | decode), baseline row name.
+#   qk: one GEMM S = Q K^T, S written in f32 (GEMM shapes)   qkpv: two GEMMs, S on chip (GEMM shapes)
+#   attn: attention (prefill shapes, --hkv --causal)        decode: the decode table (--hkv --page)
+STAGE_TABLE=(
+  "A qk cublas_qk"
+  "B qkpv cublas_qkpv"
+  "C attn sdpa_cudnn"
+  "D decode -"
+  "E attn sdpa_cudnn"
+  "F attn sdpa_cudnn"
+)
+
+# Shapes, one per line: "b hq hkv sq skv d causal", in the order they run: D = 128, then Llama,
+# then D = 64 and 256, so that if the time budget runs out the reference shapes are measured.
+prefill_shapes() {
+  local ss ls d s c
+  if [ "$SHAPESET" = quick ]; then ss="1024 4096 8192"; ls="2048 8192"
+  else ss="512 1024 2048 4096 8192 16384"; ls="2048 4096 8192 16384 32768"; fi
+  fa3() { for s in $ss; do for c in 0 1; do echo "$((16384 / s)) $((2048 / $1)) $((2048 / $1)) $s $s $1 $c"; done; done; }
+  fa3 128
+  for s in $ls; do
+    for c in 0 1; do echo "1 64 8 $s $s 128 $c"; done
+  done
+  if [ "$SHAPESET" = full ]; then fa3 64; fa3 256; fi
+}
+# Provisional decode table (stage D: one query row per sequence, FP8 paged KV): revisit when the
+# stage lands and fixes its flags. "b hq hkv sq skv d causal page".
+decode_shapes() {
+  local skv
+  for skv in 4096 16384 32768; do echo "16 64 8 1 $skv 128 0 64"; done
+}
+# The GEMM shape (stages A and B) of a prefill shape: non-causal, one K/V head per query head.
+gemm_shape() { echo "$1 $2 $2 $4 $5 $6 0"; }
+
+# ---------------------------------------------------------------------------------------------
+# Probe for a GPU (exit 77 without one).
+if [ "$DRY" != 1 ]; then
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "make bench: no GPU here (nvidia-smi not found); the benchmark needs an NVIDIA GPU. Skipped (exit 77)."
+    exit 77
+  fi
+  [ "${BENCH_PRECHECK:-0}" = 1 ] && exit 0 # make bench: nvidia-smi is here, so build, then probe
+  if [ ! -x "$BASELINES" ]; then echo "make bench: $BASELINES not built (run it through make bench)" >&2; exit 1; fi
+  probe=$("$BASELINES" copy --iters 1 --mib 64 2>&1); prc=$?
+  if [ $prc -eq 77 ]; then
+    echo "make bench: no usable GPU here: $(echo "$probe" | tail -n 1). Skipped (exit 77)."
+    exit 77
+  elif [ $prc -ne 0 ]; then
+    echo "make bench: the GPU probe ($BASELINES copy) failed (exit $prc):" >&2; echo "$probe" >&2; exit 1
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Run facts (on every row).
+T0=$(date +%s)
+DATE=$(date -u +%F)
+SMI_ID=${CUDA_VISIBLE_DEVICES:-0}; SMI_ID=${SMI_ID%%,*}
+smi() { nvidia-smi -i "$SMI_ID" --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | head -n 1 | sed 's/^ *//; s/ *$//'; }
+if [ "$DRY" = 1 ]; then
+  GPU="(dry run)"; DRIVER="-"; CUDA_V="-"
+else
+  GPU=$(smi name); DRIVER=$(smi driver_version)
+  NVCC_BIN=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+  [ -x "$NVCC_BIN" ] || NVCC_BIN=$(command -v nvcc 2>/dev/null || true)
+  CUDA_V=""
+  [ -n "$NVCC_BIN" ] && CUDA_V=$("$NVCC_BIN" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -n 1)
+  [ -z "$CUDA_V" ] && CUDA_V="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1) (driver)"
+fi
+SLUG=$(echo "$GPU" | tr 'A-Z' 'a-z' | sed 's/nvidia//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
+[ -z "$SLUG" ] && SLUG=gpu
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RUN=build/bench/$SLUG-$STAMP
+if [ -n "${BENCH_CSV:-}" ]; then DEST=$BENCH_CSV
+elif [ "$SHAPESET" = quick ]; then DEST=plots/data/$SLUG-$DATE-quick.csv
+else DEST=plots/data/$SLUG-$DATE.csv; fi
+CSV=$RUN/bench.csv
+SUMMARY=$RUN/summary.tsv
+if [ "$DRY" != 1 ]; then
+  mkdir -p "$RUN" || exit 1
+  ln -sfn "$(basename "$RUN")" build/bench/latest
+  echo "date,gpu,sm_clock_mhz,driver,cuda,kind,name,backend,b,hq,hkv,sq,skv,d,causal,status,time_ms_median,time_ms_min,tflops,gbps,baseline_name,baseline_tflops,ratio,note" >"$CSV"
+  : >"$SUMMARY"
+  trap 'echo; echo "make bench: interrupted after $(( $(date +%s) - T0 )) s; partial CSV: $CSV (not copied to $DEST)"; exit 130' INT TERM
+fi
+echo "make bench: $SHAPESET shapes on $GPU (driver $DRIVER, CUDA $CUDA_V); logs in $RUN; budget ${BUDGET_S} s"
+
+CLOCK=""
+read_clock() { if [ "$DRY" = 1 ]; then CLOCK=""; else CLOCK=$(smi clocks.sm); fi; }
+elapsed() { echo $(( $(date +%s) - T0 )); }
+over_budget() { [ "$(elapsed)" -ge "$BUDGET_S" ]; }
+
+csvq() { # one CSV field, quoted when it holds a comma, quote or newline
+  local v=${1//$'\n'/ }
+  case $v in *[,\"]*) v=${v//\"/\"\"}; printf '"%s"' "$v" ;; *) printf '%s' "$v" ;; esac
+}
+# row kind name backend b hq hkv sq skv d causal status tmed tmin tflops gbps bname btflops ratio note
+row() {
+  [ "$DRY" = 1 ] && return 0
+  local f line="" first=1
+  for f in "$DATE" "$GPU" "$CLOCK" "$DRIVER" "$CUDA_V" "$@"; do
+    if [ $first = 1 ]; then first=0; else line+=","; fi
+    line+=$(csvq "$f")
+  done
+  echo "$line" >>"$CSV"
+  # The summary shows stage and ceiling rows (a stage row carries its baseline's value); sort key:
+  # kind order, stage letter / name, d, family (FA3 before Llama), s, causal.
+  [ "$1" = baseline ] && return 0
+  local ko=1; [ "$1" = stage ] || ko=3
+  local fam=0; [ "${4:-}" = 1 ] && [ "${5:-}" = 64 ] && fam=1
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ko" "$2" "${9:-0}" "$fam" "${7:-0}" "${10:-0}" \
+    "$(printf '%-7s %-11s %-7s %-30s %-8s %9s %8s %8s %-19s %6s  %s' "$1" "$2" "$(short_be "$3")" \
+       "$(shape_label "$4" "$5" "$6" "$7" "$9" "${10}")" "${11}" "$(fmt "${12}" %.3f)" "${14:--}" "${15:--}" \
+       "${16:--}${17:+ ${17}}" "${18:--}" "${19:0:70}")" >>"$SUMMARY"
+}
+short_be() { # the summary's backend column: cublas-13.1.0 -> cublas
+  local v=${1%%-*}; echo "${v:0:7}"
+}
+shape_label() { # b hq hkv s d causal
+  [ -z "$1" ] && { echo "-"; return; }
+  local h="H$2"; [ "$2" != "$3" ] && h="Hq$2/Hkv$3"
+  echo "B$1 $h S$4 D$5$([ "$6" = 1 ] && echo ' causal')"
+}
+fmt() { awk -v x="$1" -v f="$2" 'BEGIN { if (x == "") print "-"; else printf f, x }'; }
+
+NRUN=0
+progress() { NRUN=$((NRUN + 1)); printf '[%4d s] %s\n' "$(elapsed)" "$*"; }
+
+# last_line LOG TAG: the last "[TAG] ..." line of a log
+last_line() { grep -E "^\[($2)\]" "$1" 2>/dev/null | tail -n 1; }
+field() { echo "$1" | sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" | head -n 1; }
+
+# ---------------------------------------------------------------------------------------------
+# Ceilings.
+declare -A BASE_TF  # "name|b hq hkv sq skv d causal" -> TFLOP/s of an ok baseline row
+run_ceilings() {
+  local log out rc
+  if [ "$DRY" = 1 ]; then
+    echo "would run: $BASELINES gemm --n 8192 --iters $ITERS; $BASELINES copy --mib 4096 --iters $ITERS"; return
+  fi
+  log=$RUN/ceiling_gemm.log
+  timeout "$TIMEOUT_S" "$BASELINES" gemm --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    row ceiling cublas_gemm "cublas-$(field "$out" cublas)" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
+      "$(field "$out" time_min_ms)" "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" \
+      "bf16 GEMM 8192x8192x8192, bf16 out, f32 accumulate"
+  else
+    row ceiling cublas_gemm cublas "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
+  fi
+  progress "ceiling cublas_gemm 8192^3: ${out:-exit $rc}"
+  log=$RUN/ceiling_copy.log
+  timeout "$TIMEOUT_S" "$BASELINES" copy --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    row ceiling d2d_copy cudaMemcpyAsync "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
+      "$(field "$out" time_min_ms)" "" "$(field "$out" gbps)" "" "" "" "device-to-device copy of 4096 MiB; GB/s count bytes read + written"
+  else
+    row ceiling d2d_copy cudaMemcpyAsync "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
+  fi
+  progress "ceiling d2d_copy 4 GiB: ${out:-exit $rc}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# SDPA baselines: one python process for every attention shape.
+run_sdpa() {
+  local shapes=$1 log=$RUN/sdpa.log rc line st name key tag reason shp
+  if [ "$DRY" = 1 ]; then
+    echo "would run: $PY bench/sdpa_baseline.py --shapes <$(echo "$shapes" | wc -l) shapes> --iters $ITERS --warmup $WARMUP"
+    return
+  fi
+  if over_budget; then
+    while read -r shp; do
+      for name in sdpa_cudnn sdpa_flash; do
+        # shellcheck disable=SC2086
+        row baseline "$name" pytorch-sdpa $shp skipped "" "" "" "" "" "" "" "time budget of ${BUDGET_S} s used up"
+      done
+    done <<<"$shapes"
+    return
+  fi
+  echo "$shapes" >"$RUN/sdpa_shapes.txt"
+  timeout $((TIMEOUT_S * 4)) "$PY" bench/sdpa_baseline.py --shapes "$RUN/sdpa_shapes.txt" --iters "$ITERS" \
+    --warmup "$WARMUP" >"$log" 2>&1
+  rc=$?; read_clock
+  progress "baselines sdpa_cudnn + sdpa_flash, $(echo "$shapes" | wc -l) shapes: exit $rc ($(head -n 1 "$log"))"
+  while read -r shp; do
+    # shellcheck disable=SC2086
+    set -- $shp
+    tag="b=$1 hq=$2 hkv=$3 sq=$4 skv=$5 d=$6 causal=$7"
+    for name in sdpa_cudnn sdpa_flash; do
+      line=$(grep -F "baseline=$name $tag " "$log" | tail -n 1)
+      [ -z "$line" ] && line=$(grep -F "baseline=$name $tag" "$log" | tail -n 1)
+      if [ -z "$line" ]; then
+        reason=$(tail -n 1 "$log" | cut -c1-200)
+        if [ $rc -eq 77 ]; then st=skipped; else st=failed; fi
+        row baseline "$name" pytorch-sdpa "$@" "$st" "" "" "" "" "" "" "" "no result (sdpa_baseline.py exit $rc: $reason)"
+        continue
+      fi
+      case $line in
+        "[OK]"*)
+          row baseline "$name" "$(field "$line" impl)" "$@" ok "$(field "$line" time_ms)" "$(field "$line" time_min_ms)" \
+            "$(field "$line" tflops)" "" "" "" "" "PyTorch scaled_dot_product_attention, this backend only (not the cuDNN C API); gqa=$(field "$line" gqa)"
+          BASE_TF["$name|$shp"]=$(field "$line" tflops) ;;
+        "[SKIP]"*) row baseline "$name" pytorch-sdpa "$@" skipped "" "" "" "" "" "" "" "${line#*reason=}" ;;
+        *) row baseline "$name" pytorch-sdpa "$@" failed "" "" "" "" "" "" "" "${line#*reason=}" ;;
+      esac
+    done
+  done <<<"$shapes"
+}
+
+# ---------------------------------------------------------------------------------------------
+# cuBLAS GEMM baseline for one GEMM shape: qk (S in f32) or qkpv (P in bf16, then O = P V).
+run_cublas() {
+  local which=$1 shp=$2 name=cublas_$1 log rc out ebytes=4
+  [ "$which" = qkpv ] && ebytes=2
+  # shellcheck disable=SC2086
+  set -- $shp
+  local args=(--b "$1" --hq "$2" --sq "$4" --skv "$5" --d "$6" --iters "$ITERS")
+  if too_big "$ebytes" "$@"; then
+    [ "$DRY" = 1 ] && echo "would skip: $BASELINES $which ${args[*]} ($(s_gb "$ebytes" "$@") GB)"
+    row baseline "$name" cublas "$@" skipped "" "" "" "" "" "" "" "$([ "$which" = qk ] && echo S || echo P) would take $(s_gb "$ebytes" "$@") GB > BENCH_MAX_S_GB=$MAX_S_GB"
+    return
+  fi
+  if [ "$DRY" = 1 ]; then echo "would run: $BASELINES $which ${args[*]}"; return; fi
+  if over_budget; then row baseline "$name" cublas "$@" skipped "" "" "" "" "" "" "" "time budget of ${BUDGET_S} s used up"; return; fi
+  log=$RUN/${name}_b$1_h$2_s$4_d$6.log
+  timeout "$TIMEOUT_S" "$BASELINES" "$which" "${args[@]}" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    local what="cublasGemmStridedBatchedEx, bf16 in, S in f32"
+    [ "$which" = qkpv ] && what="two cublasGemmStridedBatchedEx timed together: P = bf16(scale Q K^T) in memory, then O = P V in f32"
+    row baseline "$name" "cublas-$(field "$out" cublas)" "$@" ok "$(field "$out" time_ms)" "$(field "$out" time_min_ms)" \
+      "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" "$what"
+    BASE_TF["$name|$shp"]=$(field "$out" tflops)
+  elif [ $rc -eq 77 ]; then
+    row baseline "$name" cublas "$@" skipped "" "" "" "" "" "" "" "${out:-exit 77}"
+  else
+    row baseline "$name" cublas "$@" failed "" "" "" "" "" "" "" "exit $rc: $(tail -n 1 "$log" | cut -c1-200); log $log"
+  fi
+  progress "baseline $name $(shape_label "$1" "$2" "$3" "$4" "$6" "$7"): ${out:-exit $rc}"
+}
+s_gb() { awk -v e="$1" -v b="$2" -v h="$3" -v s="$5" -v k="$6" 'BEGIN { printf "%.1f", b * h * s * k * e / 1e9 }'; }
+too_big() { awk -v g="$(s_gb "$@")" -v m="$MAX_S_GB" 'BEGIN { exit !(g > m) }'; } # BYTES_PER_ELEM b hq hkv sq skv ...
+
+# ---------------------------------------------------------------------------------------------
+# One stage program at one shape.
+stage_flops() { # family b hq hkv sq skv d causal
+  awk -v f="$1" -v b="$2" -v h="$3" -v sq="$5" -v sk="$6" -v d="$7" -v c="$8" 'BEGIN {
+    if (f == "qk") x = 2 * b * h * sq * sk * d; else { x = 4 * b * h * sq * sk * d; if (c == 1) x /= 2 }
+    printf "%.6e", x }'
+}
+run_stage() {
+  local X=$1 fam=$2 bname=$3 shp=$4 page=${5:-}
+  local bin=build/bin/stage_$X log rc out tmpcsv st note backend tmed tmin tf gb btf ratio
+  # shellcheck disable=SC2086
+  set -- $shp
+  local b=$1 hq=$2 hkv=$3 sq=$4 skv=$5 d=$6 c=$7
+  local wu=$WARMUP
+  local fl; fl=$(stage_flops "$fam" "$@")
+  awk -v x="$fl" 'BEGIN { exit !(x > 1e13) }' && wu=1 # the largest shapes: fewer warm-up launches
+  local args=(--backend auto --b "$b" --hq "$hq" --sq "$sq" --skv "$skv" --d "$d" --no-check --iters "$ITERS" --warmup "$wu")
+  case $fam in
+    attn) args+=(--hkv "$hkv" --causal "$c") ;;
+    decode) args+=(--hkv "$hkv" --page "$page") ;;
+  esac
+  [ "$bname" = - ] && bname=""
+  if [ "$fam" = qk ] && too_big 4 "$@"; then
+    [ "$DRY" = 1 ] && echo "would skip: $bin ${args[*]} (S: $(s_gb 4 "$@") GB)"
+    row stage "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "S would take $(s_gb 4 "$@") GB > BENCH_MAX_S_GB=$MAX_S_GB"
+    return
+  fi
+  if [ "$DRY" = 1 ]; then echo "would run: $bin ${args[*]} --csv <tmp>"; return; fi
+  if over_budget; then row stage "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "time budget of ${BUDGET_S} s used up"; return; fi
+  log=$RUN/stage_${X}_b${b}_hq${hq}_hkv${hkv}_s${sq}_d${d}_c${c}.log
+  tmpcsv=$RUN/stage_${X}.runner.csv
+  rm -f "$tmpcsv"
+  local t1; t1=$(date +%s)
+  timeout "$TIMEOUT_S" "$bin" "${args[@]}" --csv "$tmpcsv" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  backend=$(field "$out" backend); backend=${backend%:}
+  tmed=""; tmin=""; tf=""; gb=""; btf=""; ratio=""; note=""
+  if [ $rc -eq 0 ]; then
+    st=ok
+    tmed=$(runner_col "$tmpcsv" time_ms_median); tmin=$(runner_col "$tmpcsv" time_ms_min)
+    gb=$(runner_col "$tmpcsv" gbps); [ "$gb" = - ] && gb=""
+    [ -z "$backend" ] && backend=$(runner_col "$tmpcsv" backend)
+    if [ -z "$tmed" ] || [ "$tmed" = - ]; then
+      st=failed; tmed=""; tmin=""; note="ran but reported no time (backend ${backend:-?}); log $log"
+    else
+      tf=$(awk -v f="$fl" -v t="$tmed" 'BEGIN { printf "%.2f", f / (t * 1e-3) / 1e12 }')
+      local own; own=$(runner_col "$tmpcsv" tflops)
+      if [ -n "$own" ] && [ "$own" != - ] && awk -v a="$own" -v b="$tf" 'BEGIN { exit !(a > 1.02 * b || a < 0.98 * b) }'; then
+        note="the program counts $own TFLOP/s (its own FLOP count); this row uses the bench's"
+      fi
+    fi
+  elif [ $rc -eq 77 ]; then
+    st=skipped; note=${out:-exit 77}
+  elif [ $rc -eq 2 ] && ! grep -qE 'unknown flag|does not support it|needs a value' "$log"; then
+    st=skipped; note="the stage refuses this shape (exit 2): ${out#*bad arguments: }"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    st=failed; note="killed after ${TIMEOUT_S} s (BENCH_TIMEOUT_S); log $log"
+  else
+    st=failed; note="exit $rc: $(echo "${out:-$(tail -n 1 "$log")}" | cut -c1-200); log $log"
+  fi
+  if [ -n "$bname" ]; then
+    local bkey="$bname|$b $hq $hkv $sq $skv $d $c"
+    btf=${BASE_TF[$bkey]:-}
+    if [ -z "$btf" ] && [ "$bname" = sdpa_cudnn ] && [ -n "${BASE_TF[sdpa_flash|$b $hq $hkv $sq $skv $d $c]:-}" ]; then
+      bname=sdpa_flash; btf=${BASE_TF[sdpa_flash|$b $hq $hkv $sq $skv $d $c]}
+      note="${note:+$note; }sdpa_cudnn unavailable at this shape: ratio to sdpa_flash"
+    fi
+    if [ -n "$tf" ] && [ -n "$btf" ]; then
+      ratio=$(awk -v a="$tf" -v b="$btf" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
+    elif [ -n "$tf" ]; then
+      note="${note:+$note; }no $bname value at this shape"
+    fi
+  fi
+  row stage "$X" "$backend" "$b" "$hq" "$hkv" "$sq" "$skv" "$d" "$c" "$st" "$tmed" "$tmin" "$tf" "$gb" "$bname" "$btf" "$ratio" "$note"
+  progress "stage $X $(shape_label "$b" "$hq" "$hkv" "$sq" "$d" "$c"): $st ${tf:+$tf TFLOP/s }${ratio:+(x$ratio $bname) }($(( $(date +%s) - t1 )) s)$([ "$st" != ok ] && echo " ${note:0:100}")"
+}
+runner_col() { # FILE COLUMN: that column of the last row of a runner CSV (no quoted commas there)
+  [ -f "$1" ] || return 0
+  awk -F, -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) k = i; next } { v = $k } END { if (k) print v }' "$1"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Which stages: the table plus whatever build/bin/stage_* holds.
+declare -A FAMILY BASE_OF
+ORDER=()
+for line in "${STAGE_TABLE[@]}"; do
+  read -r X fam bn <<<"$line"
+  FAMILY[$X]=$fam; BASE_OF[$X]=$bn; ORDER+=("$X")
+done
+shopt -s nullglob
+for bin in build/bin/stage_*; do
+  X=${bin##*/stage_}
+  [ -n "${FAMILY[$X]:-}" ] || { FAMILY[$X]=unknown; ORDER+=("$X"); }
+done
+IFS=$'\n' read -r -d '' -a ORDER < <(printf '%s\n' "${ORDER[@]}" | sort -u && printf '\0')
+present() { [ -x "build/bin/stage_$1" ]; }
+uses() { local X; for X in "${ORDER[@]}"; do present "$X" && [ "${FAMILY[$X]}" = "$1" ] && return 0; done; return 1; }
+
+PREFILL=$(prefill_shapes)
+
+run_ceilings
+run_sdpa "$PREFILL"
+
+# Per prefill shape: the GEMM stages at its GEMM shape (non-causal only), each after its cuBLAS
+# baseline, then the attention stages.
+while read -r shp; do
+  # shellcheck disable=SC2086
+  set -- $shp
+  if [ "$7" = 0 ]; then
+    gshp=$(gemm_shape "$@")
+    for fam in qk qkpv; do
+      run_cublas "$fam" "$gshp"
+      for X in "${ORDER[@]}"; do [ "${FAMILY[$X]}" = "$fam" ] && present "$X" && run_stage "$X" "$fam" "${BASE_OF[$X]}" "$gshp"; done
+    done
+  fi
+  for X in "${ORDER[@]}"; do [ "${FAMILY[$X]}" = attn ] && present "$X" && run_stage "$X" attn "${BASE_OF[$X]}" "$shp"; done
+done <<<"$PREFILL"
+# Decode stages.
+if uses decode; then
+  while read -r b hq hkv sq skv d c page; do
+    for X in "${ORDER[@]}"; do
+      [ "${FAMILY[$X]}" = decode ] && present "$X" && run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page"
+    done
+  done < <(decode_shapes)
+fi
+# Missing and unknown stages: one row each, never dropped.
+for X in "${ORDER[@]}"; do
+  if ! present "$X"; then
+    dirs=(stages/"$X"_*)
+    if [ ${#dirs[@]} -gt 0 ]; then why="${dirs[0]} exists but build/bin/stage_$X was not built"
+    else why="stage $X does not exist yet (no stages/${X}_*)"; fi
+    [ "$DRY" = 1 ] && echo "missing: stage $X ($why)"
+    row stage "$X" "" "" "" "" "" "" "" "" missing "" "" "" "" "${BASE_OF[$X]#-}" "" "" "$why"
+  elif [ "${FAMILY[$X]}" = unknown ]; then
+    [ "$DRY" = 1 ] && echo "skipped: stage $X (no line in STAGE_TABLE)"
+    row stage "$X" "" "" "" "" "" "" "" "" skipped "" "" "" "" "" "" "" "no shape table line for stage $X in scripts/bench.sh"
+  fi
+done
+
+if [ "$DRY" = 1 ]; then echo "make bench (dry run): nothing measured, nothing written"; exit 0; fi
+
+# ---------------------------------------------------------------------------------------------
+mkdir -p "$(dirname "$DEST")"
+cp "$CSV" "$DEST" || exit 1
+echo
+echo "Summary ($GPU, driver $DRIVER, CUDA $CUDA_V, $DATE; sorted by stage, then shape):"
+printf '%-7s %-11s %-7s %-30s %-8s %9s %8s %8s %-19s %6s  %s\n' kind name backend shape status median_ms TFLOP/s GB/s "baseline TFLOP/s" ratio note
+sort -t $'\t' -k1,1n -k2,2 -k3,3n -k4,4n -k5,5n -k6,6n "$SUMMARY" | cut -f7
+echo "(baseline rows: in the CSV; $(grep -c ',baseline,[^,]*,[^,]*,.*,ok,' "$CSV") ok of $(grep -c ',baseline,' "$CSV"))"
+nrows=$(($(wc -l <"$CSV") - 1))
+echo
+echo "make bench: $nrows rows, $(grep -c ',ok,' "$CSV") ok, $(grep -c ',failed,' "$CSV") failed, $(grep -c ',skipped,' "$CSV") skipped, $(grep -c ',missing,' "$CSV") missing"
+echo "make bench: wrote $DEST (copy: $CSV); logs in $RUN; elapsed $(elapsed) s"
