@@ -179,6 +179,14 @@ int cli_validate_common(const fmha_opts *o, char *err, size_t len)
     return 0;
 }
 
+int cli_check_emu_budget(const fmha_opts *o, double macs, double limit, char *err, size_t len)
+{
+    if (o->backend != BACKEND_EMU || macs <= limit) return 0;
+    snprintf(err, len, "--backend emu: %.3g multiply-adds exceed the host model's limit of %.3g; use a smaller "
+             "--b/--hq/--sq/--skv/--d", macs, limit);
+    return 2;
+}
+
 void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *d)
 {
     printf("%s: %s\n\nusage: %s [flags]\n\n", prog, title, prog);

@@ -14,6 +14,10 @@ int cli_parse(int argc, char **argv, unsigned accepts, fmha_opts *o, char *err, 
 /* Rules that hold for every stage (sizes positive, Hq a multiple of Hkv, ...). 0 or 2. */
 int cli_validate_common(const fmha_opts *o, char *err, size_t len);
 
+/* The host model runs about 10^8 multiply-adds per second: a stage refuses --backend emu problems
+ * above its limit (0, or 2 with the message). macs: the stage's multiply-adds for these options. */
+int cli_check_emu_budget(const fmha_opts *o, double macs, double limit, char *err, size_t len);
+
 void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *defaults);
 
 /* "b=1 hq=16 hkv=16 sq=128 skv=128 d=64 causal=0": the shape part of the result line. */

@@ -15,6 +15,7 @@
 #include "host/backend.h"
 #include "host/bf16.h"
 #include "host/check_rows.h"
+#include "host/cli.h"
 #include "host/init.h"
 #include "host/rng.h"
 #include "host/runner.h"
@@ -29,12 +30,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--d=%d: stage A needs a multiple of 16 in [16, 256] (one MMA consumes K = 16)", o->d);
         return 2;
     }
-    double macs = (double)o->b * o->hq * o->sq * o->skv * o->d;
-    if (o->backend == BACKEND_EMU && macs > (double)EMU_MAX_MACS) {
-        snprintf(err, len, "--backend emu: %.3g multiply-adds exceed the host model's limit of 2^29; use a "
-                 "smaller --b/--hq/--sq/--skv/--d", macs);
-        return 2;
-    }
+    if (cli_check_emu_budget(o, (double)o->b * o->hq * o->sq * o->skv * o->d, (double)EMU_MAX_MACS, err, len)) return 2;
     if ((double)o->b * o->hq * o->sq * o->skv > (double)(1L << 32)) {
         snprintf(err, len, "--b/--hq/--sq/--skv: S would hold more than 2^32 elements");
         return 2;

@@ -16,6 +16,7 @@
 #include "host/backend.h"
 #include "host/bf16.h"
 #include "host/check_rows.h"
+#include "host/cli.h"
 #include "host/init.h"
 #include "host/reference.h"
 #include "host/rng.h"
@@ -35,13 +36,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--skv=%d: stage C needs at least one key (an empty KV sequence has no softmax)", o->skv);
         return 2;
     }
-    double macs = 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d;
-    if (o->backend == BACKEND_EMU && macs > (double)EMU_MAX_MACS) {
-        snprintf(err, len, "--backend emu: %.3g multiply-adds exceed the host model's limit of 2^28; use a "
-                 "smaller --b/--hq/--sq/--skv", macs);
-        return 2;
-    }
-    return 0;
+    return cli_check_emu_budget(o, 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d, (double)EMU_MAX_MACS, err, len);
 }
 
 typedef struct {
