@@ -33,8 +33,3 @@ void gpu_query(gpu_info *g)
     cudaDeviceGetAttribute(&g->sm_clock_khz, cudaDevAttrClockRate, 0);
     cudaDeviceGetAttribute(&g->mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
 }
-
-void cuda_version_string(int v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
-}

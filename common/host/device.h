@@ -19,7 +19,4 @@ typedef struct {
 /* Never fails: without a driver or device, present = 0 and why_absent says what CUDA answered. */
 void gpu_query(gpu_info *g);
 
-/* "13.0" style versions from CUDA's integer encoding (1000*major + 10*minor). */
-void cuda_version_string(int v, char *buf, size_t len);
-
 #endif

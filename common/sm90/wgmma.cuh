@@ -24,13 +24,4 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 // Generic-proxy SMEM writes -> visible to the async proxy (wgmma, tcgen05.mma, TMA). PTX 9.7.13.4.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// Keep the compiler from moving accumulator reads/writes across an asynchronous wgmma: the
-// registers are tied to the asm operands, but the fence makes the intent explicit.
-template <int R>
-__device__ __forceinline__ void wgmma_touch(float (&d)[R])
-{
-#pragma unroll
-    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
