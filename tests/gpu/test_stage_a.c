@@ -28,11 +28,7 @@ static void table(const char *backend, int d)
             char args[256];
             snprintf(args, sizeof args, "--backend %s --d %d %s --init %s --iters 0 --seed %d", backend, d, shapes[i],
                      exact ? "int" : "rand", 10 + i);
-            int rc = stage_run(&stage_A, args);
-            if (rc != 0) {
-                failed++;
-                fprintf(stderr, "FAILED (exit %d): stage_A %s\n", rc, args);
-            }
+            failed += stage_run_counted(&stage_A, args);
         }
     cr_expect_eq(failed, 0, "%d of %d stage A runs failed on %s, D=%d", failed, 2 * n, backend, d);
 }

@@ -26,11 +26,7 @@ static void table(const char *backend, int d)
             char args[256];
             snprintf(args, sizeof args, "--backend %s --d %d %s --init %s --iters 0 --seed %d", backend, d, shapes[i],
                      exact ? "int" : "rand", 20 + i);
-            int rc = stage_run(&stage_B, args);
-            if (rc != 0) {
-                failed++;
-                fprintf(stderr, "FAILED (exit %d): stage_B %s\n", rc, args);
-            }
+            failed += stage_run_counted(&stage_B, args);
         }
     cr_expect_eq(failed, 0, "%d of %d stage B runs failed on %s, D=%d", failed, 2 * n, backend, d);
 }

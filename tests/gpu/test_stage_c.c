@@ -30,12 +30,8 @@ static void table(const char *backend, int d)
                 char args[256];
                 snprintf(args, sizeof args, "--backend %s --d %d --sq %d --skv %d %s %s --iters 0 --seed %d", backend, d,
                          ts[ti], skvs[si], causal ? "--causal" : "", heads[idx % 4], idx);
-                int rc = stage_run(&stage_C, args);
                 runs++;
-                if (rc != 0) {
-                    failed++;
-                    fprintf(stderr, "FAILED (exit %d): stage_C %s\n", rc, args);
-                }
+                failed += stage_run_counted(&stage_C, args);
             }
     cr_expect_eq(failed, 0, "%d of %d stage C runs failed (%s, D=%d)", failed, runs, backend, d);
 }

@@ -20,6 +20,13 @@ int stage_run(const stage_def *st, const char *args)
     return rc;
 }
 
+int stage_run_counted(const stage_def *st, const char *args)
+{
+    int rc = stage_run(st, args);
+    if (rc != 0) fprintf(stderr, "FAILED (exit %d): %s %s\n", rc, st->name, args);
+    return rc != 0;
+}
+
 int program_exit_code(const char *program, const char *args)
 {
     char cmd[1200];

@@ -10,6 +10,10 @@
  * exit code (0 verified, 1 wrong / CUDA error, 2 bad arguments, 77 skipped). */
 int stage_run(const stage_def *st, const char *args);
 
+/* stage_run, and on a nonzero exit prints "FAILED (exit N): <stage> <args>" to stderr. Returns 1 if
+ * it failed, 0 if it passed: shape tables sum it and assert the total is 0. */
+int stage_run_counted(const stage_def *st, const char *args);
+
 /* Runs build/bin/<program> with args through the shell; returns its exit code (-1 if it could
  * not run). Output goes to the test's log. */
 int program_exit_code(const char *program, const char *args);
