@@ -187,6 +187,20 @@ int cli_check_emu_budget(const fmha_opts *o, double macs, double limit, char *er
     return 2;
 }
 
+int cli_check_grid(double x, double y, double z, const char *what_x, const char *what_y, const char *what_z, char *err,
+                   size_t len)
+{
+    const double lim[3] = {2147483647.0, 65535.0, 65535.0}, n[3] = {x, y, z};
+    const char *what[3] = {what_x, what_y, what_z}, *axis = "xyz";
+    for (int i = 0; i < 3; i++)
+        if (n[i] > lim[i]) {
+            snprintf(err, len, "%s: the grid's %c dimension would be %.0f blocks, over CUDA's limit of %.0f", what[i],
+                     axis[i], n[i], lim[i]);
+            return 2;
+        }
+    return 0;
+}
+
 void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *d)
 {
     printf("%s: %s\n\nusage: %s [flags]\n\n", prog, title, prog);

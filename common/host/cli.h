@@ -18,6 +18,12 @@ int cli_validate_common(const fmha_opts *o, char *err, size_t len);
  * above its limit (0, or 2 with the message). macs: the stage's multiply-adds for these options. */
 int cli_check_emu_budget(const fmha_opts *o, double macs, double limit, char *err, size_t len);
 
+/* The grid a GPU launch would use: x up to 2^31 - 1 blocks, y and z up to 65535 (CUDA's limits on
+ * every GPU this project targets). what_x/y/z say which flags each dimension comes from, so the
+ * message names them: 0, or 2 with the message. Checked for every backend (emu models the grid). */
+int cli_check_grid(double x, double y, double z, const char *what_x, const char *what_y, const char *what_z, char *err,
+                   size_t len);
+
 void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *defaults);
 
 /* "b=1 hq=16 hkv=16 sq=128 skv=128 d=64 causal=0": the shape part of the result line. */

@@ -29,3 +29,17 @@ void poison_bf16(uint16_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) p[i] = POISON_BF16;
 }
+
+size_t poison_count_f32(const float *p, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += f32_bits(p[i]) == POISON_F32;
+    return c;
+}
+
+size_t poison_count_bf16(const uint16_t *p, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += p[i] == POISON_BF16;
+    return c;
+}

@@ -23,4 +23,8 @@ void init_bf16(uint16_t *dst, float *val, size_t n, init_t mode, rng_t *r, int i
 void poison_f32(float *p, size_t n);
 void poison_bf16(uint16_t *p, size_t n);
 
+/* How many elements still hold the poison (were never written). */
+size_t poison_count_f32(const float *p, size_t n);
+size_t poison_count_bf16(const uint16_t *p, size_t n);
+
 #endif

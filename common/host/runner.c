@@ -53,12 +53,38 @@ static int append_csv(const stage_def *st, const fmha_opts *o, const gpu_info *g
     return fclose(f) == 0 ? 0 : 1;
 }
 
+static const char *const suite_names[SUITE_COUNT] = {"gpu", "gpu-quick", "emu", "bench", "bench-quick"};
+
+const char *shape_suite_name(shape_suite s) { return (unsigned)s < SUITE_COUNT ? suite_names[s] : "?"; }
+
+int shape_suite_parse(const char *name)
+{
+    for (int i = 0; i < SUITE_COUNT; i++)
+        if (strcmp(name, suite_names[i]) == 0) return i;
+    return -1;
+}
+
+/* stage_X --shapes SUITE: the rows of the stage's shape table, one flag line each. */
+static int list_shapes(const stage_def *st, const char *prog, const char *suite)
+{
+    const int s = shape_suite_parse(suite);
+    if (s < 0 || !st->shapes) {
+        fprintf(stderr, "%s: error: --shapes %s: %s\n", prog, suite,
+                st->shapes ? "suites are gpu, gpu-quick, emu, bench, bench-quick" : "this stage has no shape table");
+        return 2;
+    }
+    char args[512];
+    for (int i = 0; st->shapes((shape_suite)s, i, args, sizeof args); i++) printf("%s\n", args);
+    return 0;
+}
+
 int stage_main(const stage_def *st, int argc, char **argv)
 {
     fmha_opts o = st->defaults;
     char err[512] = "";
     char prog[32];
     snprintf(prog, sizeof prog, "stage_%s", st->letter);
+    if (argc == 3 && strcmp(argv[1], "--shapes") == 0) return list_shapes(st, prog, argv[2]);
 
     int rc = cli_parse(argc, argv, st->accepts, &o, err, sizeof err);
     if (rc == 0 && o.help) {
@@ -130,6 +156,23 @@ int stage_main(const stage_def *st, int argc, char **argv)
            st->letter, backend_name(o.backend), shape, errs, tms, tfl, gbs,
            rc ? " (error: see above)" : "");
     return strcmp(verdict, "OK") == 0 ? 0 : 1;
+}
+
+int runner_dump_list(const fmha_opts *o, const char *stage, const dump_item *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (runner_dump(o, stage, items[i].name, items[i].descr, items[i].shape, items[i].rank, items[i].data,
+                        items[i].elem_bytes))
+            return 1;
+    return 0;
+}
+
+void result_note_unwritten(stage_result *r, size_t unwritten, size_t total, const char *what)
+{
+    if (!unwritten) return;
+    r->passed = 0;
+    const size_t l = strlen(r->detail);
+    snprintf(r->detail + l, sizeof r->detail - l, "; %zu of %zu elements of %s never written", unwritten, total, what);
 }
 
 int runner_dump(const fmha_opts *o, const char *stage, const char *name, const char *descr,

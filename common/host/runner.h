@@ -25,6 +25,14 @@ typedef struct {
     char detail[1024];  /* one line printed before the verdict (verify_summary, notes) */
 } stage_result;
 
+/* A GPU launcher: enqueues one run of the stage's kernel with its own parameter struct (the
+ * stage_def knows which type; the runner only copies it). 0, or 1 after printing a CUDA error. */
+typedef int (*stage_launch_fn)(const void *params);
+
+/* Shape suites of a stage's one shape table (stage_def.shapes): the GPU tests, their trimmed set
+ * under the sanitizers, the emu tests, and the benchmark (full and quick). */
+typedef enum { SUITE_GPU = 0, SUITE_GPU_QUICK, SUITE_EMU, SUITE_BENCH, SUITE_BENCH_QUICK, SUITE_COUNT } shape_suite;
+
 typedef struct {
     const char *letter;     /* "A" */
     const char *name;       /* "A_qk" */
@@ -38,7 +46,16 @@ typedef struct {
     /* Run on o->backend, verify when o->check, time when a GPU backend and o->iters > 0.
      * Returns 0 when it ran (verdict in res->passed), 1 on a CUDA or I/O error. */
     int (*run)(const fmha_opts *o, stage_result *res);
+    /* The GPU kernels' launchers, by backend (NULL where the stage has none). */
+    stage_launch_fn launch_sm100, launch_sm90;
+    /* The stage's shape table: writes the flags of row i of the suite (no --backend) into args and
+     * returns 1, or returns 0 past the last row. `stage_X --shapes SUITE` prints them. */
+    int (*shapes)(shape_suite suite, int i, char *args, size_t len);
 } stage_def;
+
+/* "gpu", "gpu-quick", "emu", "bench", "bench-quick"; -1 for an unknown name. */
+const char *shape_suite_name(shape_suite s);
+int shape_suite_parse(const char *name);
 
 int stage_main(const stage_def *st, int argc, char **argv);
 
@@ -46,5 +63,22 @@ int stage_main(const stage_def *st, int argc, char **argv);
  * Returns 0 on success or when no dump was asked for. */
 int runner_dump(const fmha_opts *o, const char *stage, const char *name, const char *descr,
                 const int *shape, int rank, const void *data, size_t elem_bytes);
+
+/* One array of a stage's --dump list. */
+typedef struct {
+    const char *name;  /* file name part: <stage>_<name>.npy */
+    const char *descr; /* numpy dtype: "<u2" (bf16 stored as its bits), "<f4" */
+    int rank;
+    int shape[4];
+    const void *data;
+    size_t elem_bytes;
+} dump_item;
+
+/* runner_dump for every item; 0, or 1 at the first failure. */
+int runner_dump_list(const fmha_opts *o, const char *stage, const dump_item *items, int n);
+
+/* An output check found `unwritten` of `total` elements still poisoned: fail the result and say so
+ * on the detail line ("; 12 of 4096 elements of O never written"). Nothing when unwritten is 0. */
+void result_note_unwritten(stage_result *r, size_t unwritten, size_t total, const char *what);
 
 #endif

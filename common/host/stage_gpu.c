@@ -6,9 +6,27 @@
 
 #include "host/devmem.h"
 
-int stage_gpu_run(const char *stage, stage_buf *bufs, int nbufs, fmha_watchdog **wd_slot,
-                  timer_launch_fn launch, void *ctx, const fmha_opts *o, stage_result *r)
+typedef struct {
+    stage_launch_fn fn;
+    const void *params;
+} launch_ctx;
+
+static int launch(void *ctx)
 {
+    const launch_ctx *c = ctx;
+    return c->fn(c->params);
+}
+
+int stage_gpu_run(const stage_def *st, void *params, fmha_watchdog **wd_slot, stage_buf *bufs, int nbufs,
+                  const fmha_opts *o, stage_result *r)
+{
+    const char *stage = st->letter;
+    launch_ctx lc = {o->backend == BACKEND_SM100 ? st->launch_sm100 : st->launch_sm90, params};
+    void *ctx = &lc;
+    if (!lc.fn) {
+        fprintf(stderr, "stage %s: no %s launcher\n", stage, backend_name(o->backend));
+        return 1;
+    }
     fmha_watchdog *wd_host = NULL;
     int rc = 1, trapped = 0;
     for (int i = 0; i < nbufs; i++) *bufs[i].dev_slot = NULL;

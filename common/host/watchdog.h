@@ -1,13 +1,13 @@
 /* The deadlock watchdog's report and its host API.
  *
- * Every mbarrier wait in the project is bounded (common/sm90/mbarrier.cuh, mbar_wait): when the
+ * Every mbarrier wait in the project is bounded (common/device/mbarrier.cuh, mbar_wait): when the
  * probe budget runs out, the first thread to give up writes this report and executes `trap`. A
  * trap kills the CUDA context, so the report cannot live in device memory (nothing could copy it
  * out afterwards): it lives in mapped pinned host memory, which the host can still read after the
  * launch has failed.
  *
  * The struct is plain C with fixed-width fields so that the C host code and the CUDA device code
- * (common/sm90/watchdog.cuh) agree on its layout. */
+ * (common/device/watchdog.cuh) agree on its layout. */
 #ifndef FMHA_WATCHDOG_H
 #define FMHA_WATCHDOG_H
 

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "device/smem.cuh" // fence_proxy_async, smem_u32: the SMEM side of every wgmma
 #include "sm90/wgmma_gen.cuh"
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -21,7 +22,15 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N>
 __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 
-// Generic-proxy SMEM writes -> visible to the async proxy (wgmma, tcgen05.mma, TMA). PTX 9.7.13.4.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+// The m64nNk16 forms by N as a compile-time number (N = the head dim D for O += P V), so a kernel
+// templated on D names one call instead of an if-constexpr chain per stage. N must be one of the
+// generated widths; anything else fails to compile.
+template <int N, int TB>
+__device__ __forceinline__ void wgmma_m64nNk16_rs_bf16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b_desc,
+                                                       int scale_d)
+{
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64nNk16_rs_bf16: N in {64, 128, 256}");
+    if constexpr (N == 64) wgmma_m64n64k16_rs_bf16<TB>(d, a, b_desc, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16_rs_bf16<TB>(d, a, b_desc, scale_d);
+    else wgmma_m64n256k16_rs_bf16<TB>(d, a, b_desc, scale_d);
+}

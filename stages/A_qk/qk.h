@@ -7,6 +7,7 @@
 
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/smem_layout.h"
 
 #define QK_BM 128 /* query rows per CTA tile */
 #define QK_BN 128 /* keys per CTA tile */
@@ -25,17 +26,44 @@ typedef struct {
 FMHA_HD smem_tile qk_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, QK_BM, d); }
 FMHA_HD smem_tile qk_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, QK_BN, d); }
 
-/* SMEM of one CTA: the two tiles, 64 bytes for the mbarrier and the TMEM address slot, and 1024
- * bytes of slack to align the tiles to the 1024-byte swizzle repeat. */
-FMHA_HD uint32_t qk_smem_bytes(int d) { return qk_q_tile(d).bytes + qk_k_tile(d).bytes + 64u + 1024u; }
+/* One CTA's SMEM (offsets from the 1024-aligned base; the sm90 kernel uses the tiles only):
+ *   smem_q, smem_k: the two tiles; mma_done: the mbarrier the MMAs' commit arrives on; the TMEM
+ *   base address written by tcgen05.alloc. */
+typedef struct {
+    uint32_t q, k, mma_done, tmem_slot;
+    uint32_t used;  /* bytes from the aligned base */
+    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
+} qk_smem_layout;
+
+FMHA_HD qk_smem_layout qk_smem_layout_make(int d)
+{
+    qk_smem_layout l;
+    uint32_t at = 0;
+    l.q = smem_place(&at, qk_q_tile(d).bytes, SMEM_TILE_ALIGN);
+    l.k = smem_place(&at, qk_k_tile(d).bytes, SMEM_TILE_ALIGN);
+    l.mma_done = smem_place(&at, 8u, 8u);
+    l.tmem_slot = smem_place(&at, 4u, 4u);
+    l.used = at;
+    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
+    return l;
+}
+
+/* The grid: x = KV tiles, y = query tiles, z = batch x heads (validate() checks the limits). */
+FMHA_HD void qk_grid_dims(const qk_params *p, unsigned *x, unsigned *y, unsigned *z)
+{
+    *x = (unsigned)((p->skv + QK_BN - 1) / QK_BN);
+    *y = (unsigned)((p->sq + QK_BM - 1) / QK_BM);
+    *z = (unsigned)(p->b * p->h);
+}
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* GPU launchers: enqueue on the default stream; 0, or 1 after printing a CUDA error. */
-int qk_sm100_launch(const qk_params *p);
-int qk_sm90_launch(const qk_params *p);
+/* GPU launchers (params: const qk_params *): enqueue on the default stream; 0, or 1 after printing
+ * a CUDA error. */
+int stage_a_sm100_launch(const void *params);
+int stage_a_sm90_launch(const void *params);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,13 @@
-/* Stage A on the host model ("emu"): the data flow of qk_sm100.cu, step for step, with the same
- * encoders and the same SMEM layout, executed by the MMA emulator into the TMEM model and read back
- * by four modelled warps. See qk_sm100.cu for the steps. */
+/* Stage A on the host model ("emu"): the data flow of qk_sm100.cu, step for step (the same step
+ * labels), with the same encoders and the same SMEM layout, executed by the MMA emulator into the
+ * TMEM model and read back by four modelled warps. Steps: 1 prologue, 2a load Q and K, 2b S = Q K^T,
+ * 3 epilogue, 4 teardown. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/canonical_fill.h"
+#include "model/emu_flow.h"
 #include "model/frag_map.h"
 #include "model/idesc.h"
 #include "model/mbar_model.h"
@@ -17,40 +19,40 @@
 static int emu_cta(const qk_params *p, qk_epilogue epi, int bh, int qt, int kt, uint8_t *img, char *err, int errlen)
 {
     const smem_tile tq = qk_q_tile(p->d), tk = qk_k_tile(p->d);
+    const qk_smem_layout L = qk_smem_layout_make(p->d);
     const int q0 = qt * QK_BM, kv0 = kt * QK_BN;
-    const uint32_t sq = 0, sk = tq.bytes; /* SMEM addresses of the two tiles in the image */
-    tmem_model *tm = tmem_model_new();
+    const uint32_t smem_q = L.q, smem_k = L.k; /* SMEM addresses of the two tiles in the image */
+    emu_flow f = {tmem_model_new(), err, errlen};
+    tmem_model *tm = f.tm;
     int rc = 0;
 
-    /* Step 1: TMEM for the 128 x 128 f32 accumulator; the MMA-done mbarrier (one commit) */
+    /* Step 1: prologue: TMEM for the 128 x 128 f32 accumulator; the MMA-done mbarrier (one commit) */
     uint32_t tmem_s;
-    if (tmem_alloc(tm, QK_BN, &tmem_s) != TMEM_OK) { snprintf(err, (size_t)errlen, "%s", tm->msg); rc = 1; goto out; }
+    if (tmem_alloc(tm, QK_BN, &tmem_s) != TMEM_OK) { rc = emu_fail_tmem(&f); goto out; }
     tmem_relinquish(tm);
     mbar_model bar;
     mbar_model_reset(&bar);
     mbar_model_init(&bar, 1);
 
-    /* Step 2: global -> SMEM image, canonical K-major 128B-swizzled tiles */
-    smem_fill_rows_kmajor(img + sq, &tq, p->q + (size_t)bh * p->sq * p->d, q0, p->sq, p->d);
-    smem_fill_rows_kmajor(img + sk, &tk, p->k + (size_t)bh * p->skv * p->d, kv0, p->skv, p->d);
+    /* Step 2a: global -> SMEM image, canonical K-major 128B-swizzled tiles */
+    smem_fill_rows_kmajor(img + smem_q, &tq, p->q + (size_t)bh * p->sq * p->d, q0, p->sq, p->d);
+    smem_fill_rows_kmajor(img + smem_k, &tk, p->k + (size_t)bh * p->skv * p->d, kv0, p->skv, p->d);
 
-    /* Step 4: D/16 MMAs, accumulate off for the first; the commit arrives on the barrier */
-    smem_image im = {img, 0, tq.bytes + tk.bytes};
+    /* Step 2b: D/16 MMAs, accumulate off for the first; the commit arrives on the barrier */
+    smem_image im = {img, 0, L.used};
     const uint32_t idesc = idesc_bf16_f32(QK_BM, QK_BN, 0, 0);
     for (int k = 0; k < p->d; k += 16) {
         emu_status st = {0};
-        if (emu_tcgen05_mma(tm, &im, tmem_s, 0, 0, smem_tile_desc_sm100(&tq, sq, 0, k),
-                            smem_tile_desc_sm100(&tk, sk, 0, k), idesc, MMA_KIND_F16, k > 0, &st)) {
-            snprintf(err, (size_t)errlen, "%s", st.msg);
-            rc = 1;
+        if (emu_tcgen05_mma(tm, &im, tmem_s, 0, 0, smem_tile_desc_sm100(&tq, smem_q, 0, k),
+                            smem_tile_desc_sm100(&tk, smem_k, 0, k), idesc, MMA_KIND_F16, k > 0, &st)) {
+            rc = emu_fail(&f, st.msg);
             goto out;
         }
     }
     mbar_model_arrive(&bar);
 
-    /* Step 5: the wait must find the phase complete; then the epilogue warps read TMEM */
-    if (mbar_model_wait(&bar, 0) != MBAR_OK) {
-        mbar_model_diagnose(&bar, err, (size_t)errlen);
+    /* Step 3: epilogue: the wait must find the phase complete; then the four warps read TMEM */
+    if (emu_wait(&f, &bar, 0, "mma_done (epilogue warps)")) {
         rc = 1;
         goto out;
     }
@@ -62,7 +64,7 @@ static int emu_cta(const qk_params *p, qk_epilogue epi, int bh, int qt, int kt, 
             for (int c0 = 0; c0 < QK_BN; c0 += 32) {
                 uint32_t regs[32 * 32];
                 if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem_s, 32 * quad, c0), 32, regs) != TMEM_OK) {
-                    if (!err[0]) snprintf(err, (size_t)errlen, "%s", tm->msg); /* rows stay unwritten */
+                    emu_fail_tmem(&f); /* recorded; these rows stay unwritten */
                     continue;
                 }
                 for (int lane = 0; lane < 32; lane++) {
@@ -79,11 +81,8 @@ static int emu_cta(const qk_params *p, qk_epilogue epi, int bh, int qt, int kt, 
         }
     }
 
-    /* Step 6: free TMEM; nothing may stay allocated */
-    if (tmem_dealloc(tm, tmem_s, QK_BN) != TMEM_OK || tmem_check_released(tm) != TMEM_OK) {
-        snprintf(err, (size_t)errlen, "%s", tm->msg);
-        rc = 1;
-    }
+    /* Step 4: teardown: free TMEM; nothing may stay allocated */
+    if (tmem_dealloc(tm, tmem_s, QK_BN) != TMEM_OK || tmem_check_released(tm) != TMEM_OK) rc = emu_fail_tmem(&f);
 out:
     tmem_model_free(tm);
     return rc;
@@ -91,14 +90,15 @@ out:
 
 int qk_emu_run(const qk_params *p, qk_epilogue epi, char *err, int errlen)
 {
-    const smem_tile tq = qk_q_tile(p->d), tk = qk_k_tile(p->d);
-    uint8_t *img = malloc(tq.bytes + tk.bytes);
+    uint8_t *img = calloc(qk_smem_layout_make(p->d).used, 1);
     if (!img) return 1;
     err[0] = '\0';
     int rc = 0;
-    for (int bh = 0; bh < p->b * p->h && !rc; bh++)
-        for (int qt = 0; qt * QK_BM < p->sq && !rc; qt++)
-            for (int kt = 0; kt * QK_BN < p->skv && !rc; kt++) rc = emu_cta(p, epi, bh, qt, kt, img, err, errlen);
+    unsigned gx, gy, gz;
+    qk_grid_dims(p, &gx, &gy, &gz);
+    for (unsigned bh = 0; bh < gz && !rc; bh++)
+        for (unsigned qt = 0; qt < gy && !rc; qt++)
+            for (unsigned kt = 0; kt < gx && !rc; kt++) rc = emu_cta(p, epi, (int)bh, (int)qt, (int)kt, img, err, errlen);
     free(img);
     return rc;
 }

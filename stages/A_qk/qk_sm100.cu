@@ -6,12 +6,20 @@
 //   E  E_tma             TMA tensor maps and expect_tx replace thread loads
 //   F  F_pipeline        K/V ring, warp specialisation, MMA/softmax overlap
 //
-// Stage A, Blackwell (sm_100a): the first stage; it builds on nothing but common/.
+// Stage A, Blackwell (sm_100a).
+//
+// Key ideas (the first stage: it builds on nothing but common/):
+//   1. operand tiles in the canonical SMEM layout (K-major, 128-byte swizzle) filled by threads
+//      through the same address map the descriptors are built from (footgun FG01)
+//   2. SMEM matrix descriptors and the instruction descriptor from the shared encoders
+//   3. one tcgen05.mma M=128, N=128, K=16 per 16 columns of D, issued by one thread, completing
+//      on an mbarrier through tcgen05.commit
+//   4. the accumulator in Tensor Memory, read back by the four warps of the warpgroup, each from
+//      its own 32-lane quadrant (footgun FG02)
 //
 // Math: S[b, h, i, j] = scale * sum_d Q[b, h, i, d] * K[b, h, j, d]   (scale = 1/sqrt(D))
 // One CTA of 128 threads (one warpgroup) computes one 128 x 128 tile of S for one (batch, head):
-// Q rows q0..q0+127 against keys kv0..kv0+127, with one tcgen05.mma M=128, N=128, K=16 per 16
-// columns of D.
+// Q rows q0..q0+127 against keys kv0..kv0+127.
 //
 // Operands and layouts:
 //   Q  [B, H, Sq, D]  bf16 row-major in global -> SMEM [128 x D] K-major, 128B swizzle (A operand)
@@ -21,30 +29,30 @@
 // Rows beyond Sq and keys beyond Skv are loaded as zeros and never stored (tails are masked).
 //
 // Steps:
-//   1. warp 0 allocates 128 TMEM columns and relinquishes the allocation permit; thread 0
-//      initialises the MMA-done mbarrier (count 1: one commit arrives)
-//   2. all threads copy the Q and K tiles from global memory into the canonical SMEM layout
-//      (16 bytes per copy; the address of each 16-byte chunk comes from model/canonical.h)
-//   3. fence.proxy.async (generic stores -> visible to the tensor core), then a CTA barrier that
-//      also publishes the TMEM address
-//   4. thread 0 issues D/16 MMAs (accumulate off for the first) and commits them to the mbarrier
-//   5. all four warps wait on the mbarrier (bounded: a deadlock is reported, not hung), then each
-//      reads ITS OWN 32-lane quadrant of TMEM (warp w: lanes 32w..32w+31; footgun FG02) with
-//      tcgen05.ld.32x32b, scales and stores its 32 rows of S
-//   6. everyone is done with TMEM: warp 0 frees the columns
+//   1   prologue: warp 0 allocates 128 TMEM columns and relinquishes the allocation permit;
+//       thread 0 initialises the MMA-done mbarrier (count 1: one commit arrives)
+//   2a  all threads copy the Q and K tiles from global memory into the canonical SMEM layout
+//       (16 bytes per copy; the address of each 16-byte chunk comes from model/canonical.h);
+//       fence.proxy.async (generic stores -> visible to the tensor core), then a CTA barrier that
+//       also publishes the TMEM address
+//   2b  thread 0 issues D/16 MMAs (accumulate off for the first) and commits them to the mbarrier
+//   3   epilogue: all four warps wait on the mbarrier (bounded: a deadlock is reported, not hung),
+//       then each reads ITS OWN 32-lane quadrant of TMEM (warp w: lanes 32w..32w+31) with
+//       tcgen05.ld.32x32b, scales and stores its 32 rows of S
+//   4   teardown: everyone is done with TMEM: warp 0 frees the columns
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "device/canonical_copy.cuh"
-#include "host/cuda_check.h"
+#include "device/launch.cuh"
 #include "model/frag_map.h"
 #include "model/idesc.h"
 #include "qk.h"
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 1000)
+#include "device/canonical_copy.cuh"
+#include "device/mbarrier.cuh"
+#include "device/smem.cuh"
 #include "sm100/tcgen05.cuh"
-#include "sm90/mbarrier.cuh"
-#include "sm90/wgmma.cuh" // fence_proxy_async, smem_u32 (same PTX on sm_100a)
 #define QK_SM100_DEVICE 1
 #else
 #define QK_SM100_DEVICE 0
@@ -53,20 +61,21 @@
 enum { SITE_MMA_DONE = 1 }; // watchdog site ids of this kernel's waits
 
 
-__global__ void __launch_bounds__(128, 1) qk_sm100_kernel(qk_params p)
+static __global__ void __launch_bounds__(128, 1) qk_kernel(qk_params p)
 {
 #if QK_SM100_DEVICE
     extern __shared__ uint8_t smem_raw[];
-    uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    const qk_smem_layout L = qk_smem_layout_make(p.d);
     const smem_tile tq = qk_q_tile(p.d), tk = qk_k_tile(p.d);
-    uint8_t *sq = smem;                                   // Q tile [128 x D] K-major SW128
-    uint8_t *sk = smem + tq.bytes;                        // K tile [128 x D] K-major SW128
-    uint64_t *mma_done = (uint64_t *)(sk + tk.bytes);     // mbarrier: MMAs complete
-    uint32_t *tmem_slot = (uint32_t *)(mma_done + 1);     // TMEM base address written by alloc
+    uint8_t *smem_q = smem + L.q;                                // Q tile [128 x D] K-major SW128
+    uint8_t *smem_k = smem + L.k;                                // K tile [128 x D] K-major SW128
+    uint64_t *mma_done = (uint64_t *)(smem + L.mma_done);        // mbarrier: MMAs complete
+    uint32_t *tmem_slot = (uint32_t *)(smem + L.tmem_slot);      // TMEM base address written by alloc
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int kv0 = blockIdx.x * QK_BN, q0 = blockIdx.y * QK_BM, bh = blockIdx.z;
 
-    // Step 1: TMEM (128 columns = one f32 128 x 128 accumulator) and the mbarrier
+    // Step 1: prologue: TMEM (128 columns = one f32 128 x 128 accumulator) and the mbarrier
     if (warp == 0) {
         tmem_alloc(smem_u32(tmem_slot), QK_BN);
         tmem_relinquish();
@@ -76,29 +85,30 @@ __global__ void __launch_bounds__(128, 1) qk_sm100_kernel(qk_params p)
         mbar_fence_init();
     }
 
-    // Step 2: global -> SMEM, canonical K-major 128B-swizzled tiles
-    copy_rows_to_kmajor_tile(sq, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d, threadIdx.x, blockDim.x);
-    copy_rows_to_kmajor_tile(sk, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d, threadIdx.x, blockDim.x);
+    // Step 2a: global -> SMEM, canonical K-major 128B-swizzled tiles
+    copy_rows_to_kmajor_tile(smem_q, tq, p.q + (size_t)bh * p.sq * p.d, q0, p.sq, p.d, threadIdx.x, blockDim.x);
+    copy_rows_to_kmajor_tile(smem_k, tk, p.k + (size_t)bh * p.skv * p.d, kv0, p.skv, p.d, threadIdx.x, blockDim.x);
 
-    // Step 3: make the tiles visible to the async proxy, then publish them and the TMEM address
+    // make the tiles visible to the async proxy, then publish them and the TMEM address
     fence_proxy_async();
     tcgen05_fence_before();
     __syncthreads();
     tcgen05_fence_after();
     const uint32_t tmem_s = *tmem_slot; // TMEM lanes 0-127 x cols [base, base+128) f32: S
 
-    // Step 4: one thread issues the MMAs: S = Q K^T over K = D in steps of 16
+    // Step 2b: one thread issues the MMAs: S = Q K^T over K = D in steps of 16
     if (threadIdx.x == 0) {
         const uint32_t idesc = idesc_bf16_f32(QK_BM, QK_BN, 0, 0); // 0x08200490
         for (int k = 0; k < p.d; k += 16)
-            tmem_mma_f16_ss(tmem_s, smem_tile_desc_sm100(&tq, smem_u32(sq), 0, k),
-                            smem_tile_desc_sm100(&tk, smem_u32(sk), 0, k), idesc, k > 0);
+            tmem_mma_f16_ss(tmem_s, smem_tile_desc_sm100(&tq, smem_u32(smem_q), 0, k),
+                            smem_tile_desc_sm100(&tk, smem_u32(smem_k), 0, k), idesc, k > 0);
         tmem_commit(smem_u32(mma_done));
     }
     __syncwarp();
 
-    // Step 5: wait for the MMAs, then each warp reads its own quadrant: lanes 32w..32w+31
+    // Step 3: epilogue: wait for the MMAs, then each warp reads its own quadrant: lanes 32w..32w+31
     mbar_wait(smem_u32(mma_done), 0, p.wd, SITE_MMA_DONE);
+    __syncwarp(); // converged before the .sync.aligned tcgen05.ld
     tcgen05_fence_after();
     const int row = q0 + 32 * warp + lane;
     float *srow = p.s + ((size_t)bh * p.sq + row) * p.skv;
@@ -114,7 +124,7 @@ __global__ void __launch_bounds__(128, 1) qk_sm100_kernel(qk_params p)
         }
     }
 
-    // Step 6: all TMEM reads are complete (wait::ld above); free the columns
+    // Step 4: teardown: all TMEM reads are complete (wait::ld above); free the columns
     tcgen05_fence_before();
     __syncthreads();
     if (warp == 0) {
@@ -126,12 +136,10 @@ __global__ void __launch_bounds__(128, 1) qk_sm100_kernel(qk_params p)
 #endif
 }
 
-extern "C" int qk_sm100_launch(const qk_params *p)
+extern "C" int stage_a_sm100_launch(const void *params)
 {
-    const int smem = (int)qk_smem_bytes(p->d);
-    CUDA_CHECK(cudaFuncSetAttribute(qk_sm100_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    dim3 grid((p->skv + QK_BN - 1) / QK_BN, (p->sq + QK_BM - 1) / QK_BM, p->b * p->h);
-    qk_sm100_kernel<<<grid, 128, smem>>>(*p);
-    CUDA_CHECK_LAUNCH();
-    return 0;
+    const qk_params &p = *(const qk_params *)params;
+    unsigned gx, gy, gz;
+    qk_grid_dims(&p, &gx, &gy, &gz);
+    return launch_kernel(qk_kernel, dim3(gx, gy, gz), dim3(128), qk_smem_layout_make(p.d).bytes, p);
 }

@@ -19,6 +19,7 @@
 #include "host/init.h"
 #include "host/rng.h"
 #include "host/runner.h"
+#include "host/shape_table.h"
 #include "host/stage_gpu.h"
 #include "qk.h"
 
@@ -30,6 +31,9 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--d=%d: stage A needs a multiple of 16 in [16, 256] (one MMA consumes K = 16)", o->d);
         return 2;
     }
+    if (cli_check_grid((o->skv + QK_BN - 1.0) / QK_BN, (o->sq + QK_BM - 1.0) / QK_BM, (double)o->b * o->hq, "--skv",
+                       "--sq", "--b x --hq", err, len))
+        return 2;
     if (cli_check_emu_budget(o, (double)o->b * o->hq * o->sq * o->skv * o->d, (double)EMU_MAX_MACS, err, len)) return 2;
     if ((double)o->b * o->hq * o->sq * o->skv > (double)(1L << 32)) {
         snprintf(err, len, "--b/--hq/--sq/--skv: S would hold more than 2^32 elements");
@@ -38,24 +42,15 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     return 0;
 }
 
-typedef struct {
-    qk_params p;
-    backend_t backend;
-} launch_ctx;
+extern const stage_def stage_A;
 
-static int launch(void *ctx)
+static int run_gpu(const fmha_opts *o, const qk_params *hp, size_t nq, size_t nk, size_t ns, stage_result *r)
 {
-    launch_ctx *c = ctx;
-    return c->backend == BACKEND_SM100 ? qk_sm100_launch(&c->p) : qk_sm90_launch(&c->p);
-}
-
-static int run_gpu(const fmha_opts *o, qk_params *hp, size_t nq, size_t nk, size_t ns, stage_result *r)
-{
-    launch_ctx c = {*hp, o->backend};
-    stage_buf bufs[] = {{(void *)hp->q, nq * 2, 0, (void **)&c.p.q},
-                        {(void *)hp->k, nk * 2, 0, (void **)&c.p.k},
-                        {hp->s, ns * 4, 1, (void **)&c.p.s}};
-    return stage_gpu_run("A", bufs, 3, &c.p.wd, launch, &c, o, r);
+    qk_params dp = *hp; /* its pointers become device pointers */
+    stage_buf bufs[] = {{(void *)hp->q, nq * 2, 0, (void **)&dp.q},
+                        {(void *)hp->k, nk * 2, 0, (void **)&dp.k},
+                        {hp->s, ns * 4, 1, (void **)&dp.s}};
+    return stage_gpu_run(&stage_A, &dp, &dp.wd, bufs, 3, o, r);
 }
 
 /* Compare the rows in `rows` (flat row index over [B, H, Sq]) with the fp64 reference. */
@@ -133,27 +128,66 @@ static int run(const fmha_opts *o, stage_result *r)
     r->flops = 2.0 * (double)ns * o->d;
     r->bytes = 2.0 * (double)(nq + nk) + 4.0 * (double)ns;
 
-    int qshape[4] = {o->b, o->hq, o->sq, o->d}, kshape[4] = {o->b, o->hq, o->skv, o->d}, sshape[4] = {o->b, o->hq, o->sq, o->skv};
-    if (runner_dump(o, "A", "q_bf16bits", "<u2", qshape, 4, q, 2) || runner_dump(o, "A", "k_bf16bits", "<u2", kshape, 4, k, 2) ||
-        runner_dump(o, "A", "s", "<f4", sshape, 4, s, 4))
-        rc = 1;
+    const dump_item dumps[] = {{"q_bf16bits", "<u2", 4, {o->b, o->hq, o->sq, o->d}, q, 2},
+                               {"k_bf16bits", "<u2", 4, {o->b, o->hq, o->skv, o->d}, k, 2},
+                               {"s", "<f4", 4, {o->b, o->hq, o->sq, o->skv}, s, 4}};
+    if (runner_dump_list(o, "A", dumps, 3)) rc = 1;
 
     if (rc == 0 && o->check) {
-        /* every element written? (all of S, cheap) */
-        size_t unwritten = 0;
-        for (size_t i = 0; i < ns; i++) unwritten += f32_bits(s[i]) == POISON_F32;
         size_t *rows;
         size_t nrows = check_rows_select(nrows_all, (double)o->skv * o->d, o->seed, &rows);
         check_rows(o, qv, kv, s, scale, rows, nrows, o->init == INIT_INT, r);
-        if (unwritten) {
-            r->passed = 0;
-            size_t l = strlen(r->detail);
-            snprintf(r->detail + l, sizeof r->detail - l, "; %zu of %zu elements of S never written", unwritten, ns);
-        }
+        result_note_unwritten(r, poison_count_f32(s, ns), ns, "S"); /* every element written? (all of S) */
         free(rows);
     }
     free(q); free(k); free(qv); free(kv); free(s);
     return rc;
+}
+
+/* The shape table. gpu: D {64, 128, 256} (the tests pick one per run) x six shapes (square,
+ * rectangular, long, tails both ways, one query row) x exact (integer) and random inputs; gpu-quick
+ * (the sanitizers) the shapes without 1024 or 4096. emu: every head dim exact, tails, batch.
+ * bench: the GEMM S = Q K^T of each non-causal prefill protocol shape (host/shape_table.h). */
+static const char *const gpu_shapes[] = {
+    "--sq 128 --skv 128", "--sq 256 --skv 1024", "--sq 1024 --skv 256", "--sq 4096 --skv 4096 --hq 1",
+    "--sq 200 --skv 333", /* tails in both directions */
+    "--sq 1 --skv 4097 --b 2",
+};
+static const char *const emu_rows[] = {
+    "--init int --d 64 --sq 128 --skv 128",   "--init int --d 128 --sq 256 --skv 128 --b 2",
+    "--init int --d 256 --sq 128 --skv 256",  "--init int --d 16 --sq 128 --skv 128",
+    "--d 128 --sq 200 --skv 77 --seed 3",     "--d 64 --sq 1 --skv 1 --seed 4",
+    "--d 64 --sq 129 --skv 257 --hq 3 --seed 5", "--init int --d 128 --sq 113 --skv 1023 --seed 6",
+};
+
+static int shapes(shape_suite suite, int i, char *args, size_t len)
+{
+    static const int ds[3] = {64, 128, 256};
+    const int n = (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]);
+    switch (suite) {
+    case SUITE_GPU:
+    case SUITE_GPU_QUICK:
+        for (int idx = 0; idx < 3 * n * 2; idx++) {
+            const int d = ds[idx / (2 * n)], sh = idx / 2 % n, exact = idx % 2;
+            if (suite == SUITE_GPU_QUICK && (strstr(gpu_shapes[sh], "4096") || strstr(gpu_shapes[sh], "1024"))) continue;
+            if (i-- > 0) continue;
+            snprintf(args, len, "--d %d %s --init %s --seed %d", d, gpu_shapes[sh], exact ? "int" : "rand", 10 + sh);
+            return 1;
+        }
+        return 0;
+    case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
+    case SUITE_BENCH:
+    case SUITE_BENCH_QUICK: {
+        prefill_shape s;
+        for (int k = 0; bench_prefill_shape(suite == SUITE_BENCH_QUICK, k, &s); k++) {
+            if (s.causal || i-- > 0) continue; /* one GEMM per non-causal shape, H = Hq */
+            snprintf(args, len, "--b %d --hq %d --sq %d --skv %d --d %d", s.b, s.hq, s.s, s.s, s.d);
+            return 1;
+        }
+        return 0;
+    }
+    default: return 0;
+    }
 }
 
 const stage_def stage_A = {
@@ -166,4 +200,7 @@ const stage_def stage_A = {
                  .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
     .validate = validate,
     .run = run,
+    .launch_sm100 = stage_a_sm100_launch,
+    .launch_sm90 = stage_a_sm90_launch,
+    .shapes = shapes,
 };

@@ -8,6 +8,7 @@
 
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/smem_layout.h"
 
 #define PV_BM 128 /* query rows per CTA */
 #define PV_BN 128 /* keys per KV tile: the K of the P V MMA */
@@ -31,10 +32,36 @@ FMHA_HD smem_tile pv_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2,
 FMHA_HD smem_tile pv_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, PV_BN, d); }
 FMHA_HD smem_tile pv_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 2, d, PV_BN); }
 
-/* One CTA's SMEM: the three tiles, 64 bytes of barriers and the TMEM slot, alignment slack. */
-FMHA_HD uint32_t pv_smem_bytes(int d)
+/* The sm100 kernel's mbarriers: s_full (1 commit), p_full (128 softmax threads), o_done (1 commit). */
+enum { PV_BAR_S_FULL, PV_BAR_P_FULL, PV_BAR_O_DONE, PV_NUM_BARS };
+
+/* One CTA's SMEM (offsets from the 1024-aligned base; the sm90 kernel uses the tiles only):
+ *   smem_q, smem_k, smem_v: the three tiles; the mbarriers; the TMEM base address slot. */
+typedef struct {
+    uint32_t q, k, v, bars, tmem_slot;
+    uint32_t used;  /* bytes from the aligned base */
+    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
+} pv_smem_layout;
+
+FMHA_HD pv_smem_layout pv_smem_layout_make(int d)
 {
-    return pv_q_tile(d).bytes + pv_k_tile(d).bytes + pv_v_tile(d).bytes + 64u + 1024u;
+    pv_smem_layout l;
+    uint32_t at = 0;
+    l.q = smem_place(&at, pv_q_tile(d).bytes, SMEM_TILE_ALIGN);
+    l.k = smem_place(&at, pv_k_tile(d).bytes, SMEM_TILE_ALIGN);
+    l.v = smem_place(&at, pv_v_tile(d).bytes, SMEM_TILE_ALIGN);
+    l.bars = smem_place(&at, 8u * PV_NUM_BARS, 8u);
+    l.tmem_slot = smem_place(&at, 4u, 4u);
+    l.used = at;
+    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
+    return l;
+}
+
+/* The grid: x = query tiles, y = batch x heads (validate() checks the limits). */
+FMHA_HD void pv_grid_dims(const pv_params *p, unsigned *x, unsigned *y)
+{
+    *x = (unsigned)((p->sq + PV_BM - 1) / PV_BM);
+    *y = (unsigned)(p->b * p->h);
 }
 
 /* TMEM columns (sm100), 512 allocated (S + P + O = 128 + 64 + D, rounded up to a power of two):
@@ -49,8 +76,9 @@ FMHA_HD uint32_t pv_smem_bytes(int d)
 #ifdef __cplusplus
 extern "C" {
 #endif
-int pv_sm100_launch(const pv_params *p);
-int pv_sm90_launch(const pv_params *p);
+/* GPU launchers (params: const pv_params *): 0, or 1 after printing a CUDA error. */
+int stage_b_sm100_launch(const void *params);
+int stage_b_sm90_launch(const void *params);
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* Stage B on the host model ("emu"): the data flow of pv_sm100.cu step for step (same encoders,
- * same SMEM tiles, same TMEM column map), executed by the MMA emulator, the TMEM model and the
- * mbarrier model. One TMEM model serves all CTAs in turn, as one SM's TMEM does: it is not cleared
+ * same SMEM layout, same TMEM column map, same step labels: 1 prologue, 2a load K_j V_j,
+ * 2b S = Q K_j^T, 2c P, 2d O += P V_j, 2e tile released, 3 epilogue, 4 teardown), executed by the
+ * MMA emulator, the TMEM model and the mbarrier model. One TMEM model serves all CTAs in turn, as one SM's TMEM does: it is not cleared
  * between CTAs.
  *
  * The `faults` switches run the broken variants the footgun tests assert on; each one changes
@@ -11,6 +12,7 @@
 
 #include "host/bf16.h"
 #include "model/canonical_fill.h"
+#include "model/emu_flow.h"
 #include "model/frag_map.h"
 #include "model/idesc.h"
 #include "model/mbar_model.h"
@@ -19,32 +21,21 @@
 #include "pv.h"
 
 typedef struct {
+    emu_flow f;
     const pv_params *p;
     unsigned faults;
-    tmem_model *tm;
-    uint8_t *img;
+    uint8_t *img;              /* the CTA's SMEM image, laid out by pv_smem_layout (+ padding) */
+    pv_smem_layout L;          /* smem_q = L.q, smem_k = L.k, smem_v = L.v */
+    uint32_t img_bytes;
     smem_tile tq, tk, tv, tv_kmajor;
-    uint32_t sq, sk, sv, img_bytes;
-    char *err;
-    int errlen;
 } emu_ctx;
 
-static int fail_tmem(emu_ctx *c) { snprintf(c->err, (size_t)c->errlen, "%s", c->tm->msg); return 1; }
-static int fail_emu(emu_ctx *c, const emu_status *st) { snprintf(c->err, (size_t)c->errlen, "%s", st->msg); return 1; }
-
-static int wait_ok(emu_ctx *c, mbar_model *m, int parity)
-{
-    if (mbar_model_wait(m, parity) == MBAR_OK) return 0;
-    mbar_model_diagnose(m, c->err, (size_t)c->errlen);
-    return 1;
-}
-
-/* Step 4 for one softmax warp: S (its 32 lanes) -> P = bf16(scale * S) packed -> TMEM. */
+/* Step 2c for one softmax warp: S (its 32 lanes) -> P = bf16(scale * S) packed -> TMEM. */
 static int softmax_warp(emu_ctx *c, int w, uint32_t tmem)
 {
     for (int c0 = 0; c0 < PV_BN; c0 += 32) {
         uint32_t s[32 * 32], pk[32 * 16];
-        if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_S, 32 * w, c0), 32, s)) return fail_tmem(c);
+        if (tmem_ld(c->f.tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_S, 32 * w, c0), 32, s)) return emu_fail_tmem(&c->f);
         for (int lane = 0; lane < 32; lane++)
             for (int i = 0; i < 16; i++) {
                 float e, o;
@@ -56,8 +47,8 @@ static int softmax_warp(emu_ctx *c, int w, uint32_t tmem)
                                                                         : pack_bf16x2_cvt_order(ho, he);
             }
         const int bits = (c->faults & PV_FAULT_STORE_16BIT) ? 16 : 32;
-        if (tmem_st(c->tm, w, TMEM_32x32b, 16, 0, tmem_addr(tmem + PV_TMEM_P, 32 * w, c0 / 2), bits, 0, pk))
-            return fail_tmem(c);
+        if (tmem_st(c->f.tm, w, TMEM_32x32b, 16, 0, tmem_addr(tmem + PV_TMEM_P, 32 * w, c0 / 2), bits, 0, pk))
+            return emu_fail_tmem(&c->f);
     }
     return 0;
 }
@@ -67,18 +58,21 @@ static int emu_cta(emu_ctx *c, int bh, int qt)
     const pv_params *p = c->p;
     const int d = p->d, q0 = qt * PV_BM;
     const uint16_t *kbh = p->k + (size_t)bh * p->skv * d, *vbh = p->v + (size_t)bh * p->skv * d;
+    emu_flow *f = &c->f;
+    tmem_model *tm = f->tm;
+    const uint32_t smem_q = c->L.q, smem_k = c->L.k, smem_v = c->L.v; /* SMEM addresses in the image */
     smem_image im = {c->img, 0, c->img_bytes};
 
-    /* Step 1: TMEM and barriers */
+    /* Step 1: prologue: TMEM, barriers, the Q tile */
     uint32_t tmem;
-    if (tmem_alloc(c->tm, PV_TMEM_COLS, &tmem)) return fail_tmem(c);
-    tmem_relinquish(c->tm);
+    if (tmem_alloc(tm, PV_TMEM_COLS, &tmem)) return emu_fail_tmem(f);
+    tmem_relinquish(tm);
     mbar_model s_full, p_full, o_done;
     mbar_model_reset(&s_full); mbar_model_reset(&p_full); mbar_model_reset(&o_done);
     mbar_model_init(&s_full, 1);
     mbar_model_init(&p_full, 128);
     mbar_model_init(&o_done, 1);
-    smem_fill_rows_kmajor(c->img + c->sq, &c->tq, p->q + (size_t)bh * p->sq * d, q0, p->sq, d);
+    smem_fill_rows_kmajor(c->img + smem_q, &c->tq, p->q + (size_t)bh * p->sq * d, q0, p->sq, d);
 
     const uint32_t idesc_qk = idesc_bf16_f32(PV_BM, PV_BN, 0, 0);
     /* PV_FAULT_V_KMAJOR: B described as K-major, idesc bit 16 = 0 */
@@ -88,79 +82,87 @@ static int emu_cta(emu_ctx *c, int bh, int qt)
     for (int j = 0; j < ntiles; j++) {
         const int ph = j & 1;
         emu_status st = {0};
-        /* Step 2: K_j, V_j -> SMEM. The K-major fault fills V the way K is filled ([keys x D],
+        /* Step 2a: K_j, V_j -> SMEM. The K-major fault fills V the way K is filled ([keys x D],
          * K-major); its K steps past D then read whatever SMEM follows the tile. */
-        smem_fill_rows_kmajor(c->img + c->sk, &c->tk, kbh, j * PV_BN, p->skv, d);
-        if (v_kmajor) smem_fill_rows_kmajor(c->img + c->sv, &c->tv_kmajor, vbh, j * PV_BN, p->skv, d);
-        else smem_fill_rows_mnmajor(c->img + c->sv, &c->tv, vbh, j * PV_BN, p->skv, d);
+        smem_fill_rows_kmajor(c->img + smem_k, &c->tk, kbh, j * PV_BN, p->skv, d);
+        if (v_kmajor) smem_fill_rows_kmajor(c->img + smem_v, &c->tv_kmajor, vbh, j * PV_BN, p->skv, d);
+        else smem_fill_rows_mnmajor(c->img + smem_v, &c->tv, vbh, j * PV_BN, p->skv, d);
 
-        /* Step 3: S = Q K_j^T, commit -> s_full */
+        /* Step 2b: S = Q K_j^T, commit -> s_full */
         for (int k = 0; k < d; k += 16)
-            if (emu_tcgen05_mma(c->tm, &im, tmem + PV_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, c->sq, 0, k),
-                                smem_tile_desc_sm100(&c->tk, c->sk, 0, k), idesc_qk, MMA_KIND_F16, k > 0, &st))
-                return fail_emu(c, &st);
+            if (emu_tcgen05_mma(tm, &im, tmem + PV_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, smem_q, 0, k),
+                                smem_tile_desc_sm100(&c->tk, smem_k, 0, k), idesc_qk, MMA_KIND_F16, k > 0, &st))
+                return emu_fail(f, st.msg);
         mbar_model_arrive(&s_full);
 
-        /* Step 4: softmax warps: wait s_full, S -> P, every thread arrives on p_full */
-        if (wait_ok(c, &s_full, ph)) return 1;
+        /* Step 2c: softmax warps: wait s_full, S -> P, every thread arrives on p_full */
+        if (emu_wait(f, &s_full, ph, "s_full (softmax warps)")) return 1;
         for (int w = 0; w < 4; w++) {
             if (softmax_warp(c, w, tmem)) return 1;
             mbar_model_arrive_n(&p_full, 32);
         }
 
-        /* Step 5: O += P V_j, commit -> o_done */
-        if (wait_ok(c, &p_full, ph)) return 1;
+        /* Step 2d: O += P V_j, commit -> o_done */
+        if (emu_wait(f, &p_full, ph, "p_full (MMA warp)")) return 1;
         for (int k = 0; k < PV_BN; k += 16) {
             /* P's columns in f32 units: +8 per k16 step. PV_FAULT_P_OFFSET_X2 counts them in bf16
              * elements instead: base and step both doubled. */
             uint32_t a = (c->faults & PV_FAULT_P_OFFSET_X2) ? tmem + 2 * PV_TMEM_P + (uint32_t)k
                                                              : tmem + PV_TMEM_P + (uint32_t)(k / 2);
             uint64_t vdesc;
-            if (v_kmajor) vdesc = smem_tile_desc_sm100(&c->tv_kmajor, c->sv, 0, k);
+            if (v_kmajor) vdesc = smem_tile_desc_sm100(&c->tv_kmajor, smem_v, 0, k);
             else if (c->faults & PV_FAULT_V_ADVANCE_32B) /* the K-major rule on an MN-major tile */
-                vdesc = smem_desc_advance(smem_tile_desc_sm100(&c->tv, c->sv, 0, 0), 32u * (uint32_t)(k / 16));
-            else vdesc = smem_tile_desc_sm100(&c->tv, c->sv, 0, k);
+                vdesc = smem_desc_advance(smem_tile_desc_sm100(&c->tv, smem_v, 0, 0), 32u * (uint32_t)(k / 16));
+            else vdesc = smem_tile_desc_sm100(&c->tv, smem_v, 0, k);
             int acc = (c->faults & PV_FAULT_ACCUMULATE_FIRST) ? 1 : (j > 0 || k > 0);
-            if (emu_tcgen05_mma(c->tm, &im, tmem + PV_TMEM_O, 1, a, 0, vdesc, idesc_pv, MMA_KIND_F16, acc, &st))
-                return fail_emu(c, &st);
+            if (emu_tcgen05_mma(tm, &im, tmem + PV_TMEM_O, 1, a, 0, vdesc, idesc_pv, MMA_KIND_F16, acc, &st))
+                return emu_fail(f, st.msg);
         }
         mbar_model_arrive(&o_done);
 
-        /* Step 6 */
-        if (wait_ok(c, &o_done, ph)) return 1;
+        /* Step 2e: everyone waits o_done: the tile's buffers are free */
+        if (emu_wait(f, &o_done, ph, "o_done (all warps)")) return 1;
     }
 
-    /* Step 7: O out of TMEM, each warp its own quadrant */
+    /* Step 3: epilogue: O out of TMEM, each warp its own quadrant */
     for (int w = 0; w < 4; w++)
         for (int c0 = 0; c0 < d; c0 += 32) {
             uint32_t o[32 * 32];
-            if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_O, 32 * w, c0), 32, o)) return fail_tmem(c);
+            if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + PV_TMEM_O, 32 * w, c0), 32, o)) return emu_fail_tmem(f);
             for (int lane = 0; lane < 32; lane++) {
                 const int row = q0 + 32 * w + lane;
                 if (row < p->sq) memcpy(p->o + ((size_t)bh * p->sq + row) * d + c0, &o[lane * 32], 32 * 4);
             }
         }
 
-    /* Step 8: free TMEM */
-    if (tmem_dealloc(c->tm, tmem, PV_TMEM_COLS) || tmem_next_cta(c->tm)) return fail_tmem(c);
+    /* Step 4: teardown: free TMEM */
+    if (tmem_dealloc(tm, tmem, PV_TMEM_COLS) || tmem_next_cta(tm)) return emu_fail_tmem(f);
     return 0;
 }
 
 int pv_emu_run(const pv_params *p, unsigned faults, char *err, int errlen)
 {
-    emu_ctx c = {p, faults, tmem_model_new(), NULL, pv_q_tile(p->d), pv_k_tile(p->d), pv_v_tile(p->d),
-                 smem_tile_make(MAJOR_K, SWZ_128B, 2, PV_BN, p->d), 0, 0, 0, 0, err, errlen};
-    c.sq = 0;
-    c.sk = c.tq.bytes;
-    c.sv = c.sk + c.tk.bytes;
+    emu_ctx c;
+    memset(&c, 0, sizeof c);
+    c.f = (emu_flow){tmem_model_new(), err, errlen};
+    c.p = p;
+    c.faults = faults;
+    c.L = pv_smem_layout_make(p->d);
+    c.tq = pv_q_tile(p->d);
+    c.tk = pv_k_tile(p->d);
+    c.tv = pv_v_tile(p->d);
+    c.tv_kmajor = smem_tile_make(MAJOR_K, SWZ_128B, 2, PV_BN, p->d);
     /* room for the K-major fault's reads past the V tile (on a GPU: whatever SMEM follows) */
-    c.img_bytes = c.sv + 2 * (c.tv_kmajor.bytes > c.tv.bytes ? c.tv_kmajor.bytes : c.tv.bytes);
+    c.img_bytes = c.L.v + 2 * (c.tv_kmajor.bytes > c.tv.bytes ? c.tv_kmajor.bytes : c.tv.bytes);
+    if (c.img_bytes < c.L.used) c.img_bytes = c.L.used;
     c.img = calloc(c.img_bytes, 1);
     err[0] = '\0';
-    int rc = c.img ? 0 : 1;
-    for (int bh = 0; bh < p->b * p->h && !rc; bh++)
-        for (int qt = 0; qt * PV_BM < p->sq && !rc; qt++) rc = emu_cta(&c, bh, qt);
+    int rc = (c.f.tm && c.img) ? 0 : 1;
+    unsigned gx, gy;
+    pv_grid_dims(p, &gx, &gy);
+    for (unsigned bh = 0; bh < gy && !rc; bh++)
+        for (unsigned qt = 0; qt < gx && !rc; qt++) rc = emu_cta(&c, (int)bh, (int)qt);
     free(c.img);
-    tmem_model_free(c.tm);
+    tmem_model_free(c.f.tm);
     return rc;
 }

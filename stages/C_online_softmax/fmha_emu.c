@@ -1,6 +1,9 @@
 /* Stage C on the host model ("emu"): the 6-warp data flow of fmha_sm100.cu step for step (same
- * encoders, tiles, TMEM map, barriers and counts), one modelled warp at a time:
+ * encoders, tiles, SMEM layout, TMEM map, barriers and counts, same step labels), one modelled
+ * warp at a time:
  *   warp 5 loads, warp 4 issues the MMAs, warps 0-3 run the online softmax on their quadrants.
+ * Steps: 1 prologue, 2a load K_j V_j, 2b S = Q K_j^T, 2c online softmax, 2d correction and P,
+ * 2e O += P V_j, 3 epilogue, 4 teardown.
  * The mbarrier model checks the protocol: a wait whose phase cannot have completed at that point
  * is reported as the deadlock it would be on the GPU. One TMEM model serves all CTAs in turn. */
 #include <math.h>
@@ -10,6 +13,7 @@
 
 #include "host/bf16.h"
 #include "model/canonical_fill.h"
+#include "model/emu_flow.h"
 #include "model/frag_map.h"
 #include "model/idesc.h"
 #include "model/mbar_model.h"
@@ -18,25 +22,13 @@
 #include "fmha.h"
 
 typedef struct {
+    emu_flow f;
     const fmha_params *p;
-    tmem_model *tm;
-    uint8_t *img;
-    uint32_t img_bytes, sq, sk, sv;
+    uint8_t *img;              /* the CTA's SMEM image, laid out by fmha_smem_layout */
+    fmha_smem_layout L;        /* smem_q = L.q, smem_k = L.k, smem_v = L.v */
     smem_tile tq, tk, tv;
-    uint16_t *rowbuf; /* one gathered row of 16-bit elements (strided inputs -> contiguous) */
-    char *err;
-    int errlen;
+    uint16_t *rowbuf;          /* one gathered tile of 16-bit rows (strided inputs -> contiguous) */
 } emu_ctx;
-
-static int fail_tmem(emu_ctx *c) { snprintf(c->err, (size_t)c->errlen, "%s", c->tm->msg); return 1; }
-
-static int wait_ok(emu_ctx *c, mbar_model *m, int parity, const char *what)
-{
-    if (mbar_model_wait(m, parity) == MBAR_OK) return 0;
-    int n = snprintf(c->err, (size_t)c->errlen, "deadlock at %s: ", what);
-    mbar_model_diagnose(m, c->err + n, (size_t)(c->errlen - n));
-    return 1;
-}
 
 /* Warp 5's copies: rows [row0, row0 + 128) of a strided [S x D] head into a tile, through the
  * same fill as the GPU copy. The global tensors are strided (BHSD or BSHD): rows are gathered into
@@ -58,23 +50,29 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     const int d = p->d, q0 = qt * FMHA_BM, hk = fmha_kv_head(p, h);
     const uint16_t *qh = p->q + b * p->q_sb + h * p->q_sh;
     const uint16_t *kh = p->k + b * p->k_sb + hk * p->k_sh, *vh = p->v + b * p->v_sb + hk * p->v_sh;
-    smem_image im = {c->img, 0, c->img_bytes};
+    emu_flow *f = &c->f;
+    tmem_model *tm = f->tm;
+    const uint32_t smem_q = c->L.q, smem_k = c->L.k, smem_v = c->L.v; /* SMEM addresses in the image */
+    smem_image im = {c->img, 0, c->L.used};
     const float scale_log2 = p->scale * FMHA_LOG2E;
 
-    /* Step 1 (warp 4): TMEM; (thread 0): the barriers */
+    /* Step 1: prologue (warp 4): TMEM; (thread 0): the barriers with the kernel's counts */
     uint32_t tmem;
-    if (tmem_alloc(c->tm, FMHA_TMEM_COLS, &tmem)) return fail_tmem(c);
-    tmem_relinquish(c->tm);
+    if (tmem_alloc(tm, FMHA_TMEM_COLS, &tmem)) return emu_fail_tmem(f);
+    tmem_relinquish(tm);
     /* the one-softmax-warp variant (the seed's T <= 32 kernel) counts its own 32 threads */
-    const int softmax_warps = (p->faults & FMHA_FAULT_ONE_SOFTMAX_WARP) ? 1 : 4;
-    mbar_model q_full, kv_full, kv_empty, s_full, p_full, o_done;
-    mbar_model *all[6] = {&q_full, &kv_full, &kv_empty, &s_full, &p_full, &o_done};
-    const int counts[6] = {32, 32, 1, 1, 32 * softmax_warps, 1};
-    for (int i = 0; i < 6; i++) { mbar_model_reset(all[i]); mbar_model_init(all[i], counts[i]); }
+    const int softmax_warps = (p->faults & FMHA_FAULT_ONE_SOFTMAX_WARP) ? 1 : FMHA_SOFTMAX_WARPS;
+    mbar_model bars[FMHA_NUM_BARS];
+    for (int i = 0; i < FMHA_NUM_BARS; i++) {
+        mbar_model_reset(&bars[i]);
+        mbar_model_init(&bars[i], i == FMHA_BAR_P_FULL ? 32 * softmax_warps : (int)fmha_bar_count(i));
+    }
+    mbar_model *q_full = &bars[FMHA_BAR_Q_FULL], *kv_full = &bars[FMHA_BAR_KV_FULL], *kv_empty = &bars[FMHA_BAR_KV_EMPTY];
+    mbar_model *s_full = &bars[FMHA_BAR_S_FULL], *p_full = &bars[FMHA_BAR_P_FULL], *o_done = &bars[FMHA_BAR_O_DONE];
 
-    /* Step 2 (warp 5): Q once; every load-warp thread arrives */
-    load_rows(c, c->img + c->sq, &c->tq, qh, p->q_ss, q0, p->sq, 0);
-    mbar_model_arrive_n(&q_full, 32);
+    /* Step 1: prologue (warp 5): Q once; every load-warp thread arrives */
+    load_rows(c, c->img + smem_q, &c->tq, qh, p->q_ss, q0, p->sq, 0);
+    mbar_model_arrive_n(q_full, 32);
 
     float m_i[FMHA_BM], l_i[FMHA_BM];
     for (int r = 0; r < FMHA_BM; r++) { m_i[r] = -INFINITY; l_i[r] = 0.0f; }
@@ -83,26 +81,23 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     for (int j = 0; j < ntiles; j++) {
         const int ph = j & 1, kv0 = j * FMHA_BN;
         emu_status st = {0};
-        /* Step 3 (warp 5): wait until the last tile's MMAs released K/V, load K_j, V_j */
-        if (j > 0 && wait_ok(c, &kv_empty, (j - 1) & 1, "kv_empty (load warp)")) return 1;
-        load_rows(c, c->img + c->sk, &c->tk, kh, p->k_ss, kv0, p->skv, 0);
-        load_rows(c, c->img + c->sv, &c->tv, vh, p->v_ss, kv0, p->skv, 1);
-        mbar_model_arrive_n(&kv_full, 32);
+        /* Step 2a (warp 5): wait until the last tile's MMAs released K/V, load K_j, V_j */
+        if (j > 0 && emu_wait(f, kv_empty, (j - 1) & 1, "kv_empty (load warp)")) return 1;
+        load_rows(c, c->img + smem_k, &c->tk, kh, p->k_ss, kv0, p->skv, 0);
+        load_rows(c, c->img + smem_v, &c->tv, vh, p->v_ss, kv0, p->skv, 1);
+        mbar_model_arrive_n(kv_full, 32);
 
-        /* Step 4 (warp 4): S = Q K_j^T -> s_full */
-        if ((j == 0 && wait_ok(c, &q_full, 0, "q_full (MMA warp)")) || wait_ok(c, &kv_full, ph, "kv_full (MMA warp)"))
+        /* Step 2b (warp 4): S = Q K_j^T -> s_full */
+        if ((j == 0 && emu_wait(f, q_full, 0, "q_full (MMA warp)")) || emu_wait(f, kv_full, ph, "kv_full (MMA warp)"))
             return 1;
         for (int k = 0; k < d; k += 16)
-            if (emu_tcgen05_mma(c->tm, &im, tmem + FMHA_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, c->sq, 0, k),
-                                smem_tile_desc_sm100(&c->tk, c->sk, 0, k), idesc_qk, MMA_KIND_F16, k > 0, &st)) {
-                snprintf(c->err, (size_t)c->errlen, "%s", st.msg);
-                return 1;
-            }
-        mbar_model_arrive(&s_full);
+            if (emu_tcgen05_mma(tm, &im, tmem + FMHA_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, smem_q, 0, k),
+                                smem_tile_desc_sm100(&c->tk, smem_k, 0, k), idesc_qk, MMA_KIND_F16, k > 0, &st))
+                return emu_fail(f, st.msg);
+        mbar_model_arrive(s_full);
 
-        /* Step 5 (warps 0-3): online softmax on each warp's 32 rows */
-        if (wait_ok(c, &s_full, ph, "s_full (softmax warps)")) return 1;
-        if (j > 0 && wait_ok(c, &o_done, (j - 1) & 1, "o_done (softmax warps, before the O rescale)")) return 1;
+        /* Step 2c (warps 0-3): online softmax on each warp's 32 rows */
+        if (emu_wait(f, s_full, ph, "s_full (softmax warps)")) return 1;
         for (int w = 0; w < softmax_warps; w++)
             for (int quad = 0; quad < 4; quad++) {
                 if (softmax_warps == 4 && quad != w) continue;
@@ -110,9 +105,9 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
                 int refused = 0;
                 for (int c0 = 0; c0 < FMHA_BN && !refused; c0 += 32) {
                     uint32_t chunk[32 * 32];
-                    if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_S, 32 * quad, c0), 32, chunk)) {
+                    if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_S, 32 * quad, c0), 32, chunk)) {
                         refused = 1; /* the quadrant rule: these rows are never processed */
-                        if (!c->err[0]) snprintf(c->err, (size_t)c->errlen, "%s", c->tm->msg);
+                        emu_fail_tmem(f);
                         break;
                     }
                     for (int t = 0; t < 32; t++) memcpy(&s[t * 128 + c0], &chunk[t * 32], 32 * 4);
@@ -139,12 +134,14 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
                     m_i[r] = m_new;
                     memcpy(&alpha_bits[t], &alpha, 4);
                 }
-                /* correction: O *= alpha (only once O holds something: after the first P V) */
+                /* Step 2d: once the previous P V is done: O *= alpha (only once O holds something),
+                 * then P into TMEM */
+                if (j > 0 && emu_wait(f, o_done, (j - 1) & 1, "o_done (softmax warps, before the O rescale)")) return 1;
                 if (j > 0)
                     for (int c0 = 0; c0 < d; c0 += 32) {
                         uint32_t o[32 * 32];
                         uint32_t oaddr = tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0);
-                        if (tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, oaddr, 32, o)) return fail_tmem(c);
+                        if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, o)) return emu_fail_tmem(f);
                         for (int t = 0; t < 32; t++) {
                             float a;
                             memcpy(&a, &alpha_bits[t], 4);
@@ -155,38 +152,36 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
                                 memcpy(&o[t * 32 + e], &x, 4);
                             }
                         }
-                        if (tmem_st(c->tm, w, TMEM_32x32b, 32, 0, oaddr, 32, 0, o)) return fail_tmem(c);
+                        if (tmem_st(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, 0, o)) return emu_fail_tmem(f);
                     }
                 for (int c0 = 0; c0 < 64; c0 += 32) {
                     uint32_t chunk[32 * 32];
                     for (int t = 0; t < 32; t++) memcpy(&chunk[t * 32], &pk[t * 64 + c0], 32 * 4);
-                    if (tmem_st(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_P, 32 * quad, c0), 32, 0, chunk))
-                        return fail_tmem(c);
+                    if (tmem_st(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_P, 32 * quad, c0), 32, 0, chunk))
+                        return emu_fail_tmem(f);
                 }
             }
-        mbar_model_arrive_n(&p_full, 32 * softmax_warps);
+        mbar_model_arrive_n(p_full, 32 * softmax_warps);
 
-        /* Step 6 (warp 4): O += P V_j -> o_done, kv_empty */
-        if (wait_ok(c, &p_full, ph, "p_full (MMA warp)")) return 1;
+        /* Step 2e (warp 4): O += P V_j -> o_done, kv_empty */
+        if (emu_wait(f, p_full, ph, "p_full (MMA warp)")) return 1;
         for (int k = 0; k < FMHA_BN; k += 16)
-            if (emu_tcgen05_mma(c->tm, &im, tmem + FMHA_TMEM_O, 1, tmem + FMHA_TMEM_P + (uint32_t)(k / 2), 0,
-                                smem_tile_desc_sm100(&c->tv, c->sv, 0, k), idesc_pv, MMA_KIND_F16, j > 0 || k > 0, &st)) {
-                snprintf(c->err, (size_t)c->errlen, "%s", st.msg);
-                return 1;
-            }
-        mbar_model_arrive(&o_done);
-        mbar_model_arrive(&kv_empty);
+            if (emu_tcgen05_mma(tm, &im, tmem + FMHA_TMEM_O, 1, tmem + FMHA_TMEM_P + (uint32_t)(k / 2), 0,
+                                smem_tile_desc_sm100(&c->tv, smem_v, 0, k), idesc_pv, MMA_KIND_F16, j > 0 || k > 0, &st))
+                return emu_fail(f, st.msg);
+        mbar_model_arrive(o_done);
+        mbar_model_arrive(kv_empty);
     }
 
-    /* Step 7 (warps 0-3): O / l_i -> bf16, LSE = m_i ln 2 + ln l_i */
-    if (ntiles > 0 && wait_ok(c, &o_done, (ntiles - 1) & 1, "o_done (epilogue)")) return 1;
+    /* Step 3: epilogue (warps 0-3): O / l_i -> bf16, LSE = m_i ln 2 + ln l_i */
+    if (ntiles > 0 && emu_wait(f, o_done, (ntiles - 1) & 1, "o_done (epilogue)")) return 1;
     for (int w = 0; w < softmax_warps; w++)
         for (int quad = 0; quad < 4; quad++) {
             if (softmax_warps == 4 && quad != w) continue;
             for (int c0 = 0; c0 < d; c0 += 32) {
                 uint32_t o[32 * 32];
-                if (ntiles > 0 && tmem_ld(c->tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0), 32, o)) {
-                    if (!c->err[0]) snprintf(c->err, (size_t)c->errlen, "%s", c->tm->msg);
+                if (ntiles > 0 && tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0), 32, o)) {
+                    emu_fail_tmem(f);
                     break;
                 }
                 for (int t = 0; t < 32; t++) {
@@ -206,26 +201,32 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
             }
         }
 
-    /* Step 8 (warp 4): free TMEM */
-    if (tmem_dealloc(c->tm, tmem, FMHA_TMEM_COLS) || tmem_next_cta(c->tm)) return fail_tmem(c);
+    /* Step 4: teardown (warp 4): free TMEM */
+    if (tmem_dealloc(tm, tmem, FMHA_TMEM_COLS) || tmem_next_cta(tm)) return emu_fail_tmem(f);
     return 0;
 }
 
-int fmha_emu_run(const fmha_params *p, char *err, int errlen)
+int stage_c_emu_run(const fmha_params *p, char *err, int errlen)
 {
-    emu_ctx c = {p, tmem_model_new(), NULL, 0, 0, 0, 0, fmha_q_tile(p->d), fmha_k_tile(p->d), fmha_v_tile(p->d), NULL, err, errlen};
-    c.sk = c.tq.bytes;
-    c.sv = c.sk + c.tk.bytes;
-    c.img_bytes = c.sv + c.tv.bytes;
-    c.img = calloc(c.img_bytes, 1);
+    emu_ctx c;
+    memset(&c, 0, sizeof c);
+    c.f = (emu_flow){tmem_model_new(), err, errlen};
+    c.p = p;
+    c.L = fmha_smem_layout_make(p->d);
+    c.tq = fmha_q_tile(p->d);
+    c.tk = fmha_k_tile(p->d);
+    c.tv = fmha_v_tile(p->d);
+    c.img = calloc(c.L.used, 1);
     c.rowbuf = calloc((size_t)FMHA_BN * p->d, 2);
     err[0] = '\0';
-    int rc = (c.img && c.rowbuf) ? 0 : 1;
-    for (int b = 0; b < p->b && !rc; b++)
-        for (int h = 0; h < p->hq && !rc; h++)
-            for (int qt = 0; qt * FMHA_BM < p->sq && !rc; qt++) rc = emu_cta(&c, b, h, qt);
+    int rc = (c.f.tm && c.img && c.rowbuf) ? 0 : 1;
+    unsigned gx, gy, gz;
+    fmha_grid_dims(p, &gx, &gy, &gz);
+    for (unsigned b = 0; b < gz && !rc; b++)
+        for (unsigned h = 0; h < gy && !rc; h++)
+            for (unsigned qt = 0; qt < gx && !rc; qt++) rc = emu_cta(&c, (int)b, (int)h, (int)qt);
     free(c.img);
     free(c.rowbuf);
-    tmem_model_free(c.tm);
+    tmem_model_free(c.f.tm);
     return rc;
 }

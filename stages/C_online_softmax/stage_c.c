@@ -1,27 +1,15 @@
-/* Stage C glue: flags and rules, inputs in the chosen layout (BHSD or BSHD, by strides), backend
- * dispatch, verification, timing. Kernels in fmha_sm100.cu / fmha_sm90.cu, the host-model flow in
- * fmha_emu.c.
- *
- * Verification (DESIGN.md 5, the FlashAttention-3 rule): on every checked row, the kernel's max abs
- * error against the exact fp64 attention must be at most twice the error of a reference that
- * rounds where the kernel rounds (P to bf16 before P V, O to bf16 at the end) plus a floor of 1e-5.
- * NaN/Inf positions must match (a fully masked row is O = 0, never NaN). LSE is checked on its own:
- * within 2e-4 * max(1, |LSE|), and -inf exactly where a row sees no key. Every element of O and LSE
- * must have been written. */
-#include <math.h>
+/* Stage C glue: the stage's rules, its backends and its shape table. Everything an attention
+ * stage shares (inputs in BHSD or BSHD by strides, the FlashAttention-3 check, LSE, poison, the
+ * GPU run, the dump) is common/host/attention.c; the kernels are fmha_sm100.cu / fmha_sm90.cu, the
+ * host-model flow fmha_emu.c. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "host/attention.h"
 #include "host/backend.h"
-#include "host/bf16.h"
-#include "host/check_rows.h"
 #include "host/cli.h"
-#include "host/init.h"
-#include "host/reference.h"
-#include "host/rng.h"
 #include "host/runner.h"
-#include "host/stage_gpu.h"
+#include "host/shape_table.h"
 #include "fmha.h"
 
 #define EMU_MAX_MACS (1L << 28)
@@ -36,161 +24,92 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--skv=%d: stage C needs at least one key (an empty KV sequence has no softmax)", o->skv);
         return 2;
     }
+    const uint32_t smem = fmha_smem_layout_make(o->d).bytes;
+    if (smem > SMEM_OPTIN_MAX_BYTES) {
+        snprintf(err, len, "--d=%d: the CTA's SMEM (%u bytes) exceeds the %u-byte opt-in limit", o->d, smem,
+                 SMEM_OPTIN_MAX_BYTES);
+        return 2;
+    }
+    if (cli_check_grid((o->sq + FMHA_BM - 1.0) / FMHA_BM, o->hq, o->b, "--sq", "--hq", "--b", err, len)) return 2;
     return cli_check_emu_budget(o, 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d, (double)EMU_MAX_MACS, err, len);
 }
 
-typedef struct {
-    fmha_params p;
-    backend_t backend;
-} launch_ctx;
-
-static int launch(void *ctx)
-{
-    launch_ctx *c = ctx;
-    return c->backend == BACKEND_SM100 ? fmha_sm100_launch(&c->p) : fmha_sm90_launch(&c->p);
-}
-
-/* Element strides of a [B, H, S, D] tensor stored BHSD or BSHD. */
-static void strides(int bshd, int h, int s, int d, int64_t *sb, int64_t *sh, int64_t *ss)
-{
-    if (bshd) { *sb = (int64_t)s * h * d; *sh = d; *ss = (int64_t)h * d; }
-    else { *sb = (int64_t)h * s * d; *sh = (int64_t)s * d; *ss = d; }
-}
-
-/* Logical [B, H, S, D] f32 values of a strided bf16 tensor (what the reference reads). */
-static float *logical(const uint16_t *x, int b, int h, int s, int d, int64_t sb, int64_t sh, int64_t ss)
-{
-    float *out = malloc(sizeof(float) * (size_t)b * h * s * d);
-    size_t i = 0;
-    for (int bi = 0; bi < b; bi++)
-        for (int hi = 0; hi < h; hi++)
-            for (int si = 0; si < s; si++)
-                for (int di = 0; di < d; di++) out[i++] = bf16_to_f32(x[bi * sb + hi * sh + si * ss + di]);
-    return out;
-}
-
-static void check(const fmha_opts *o, const fmha_params *p, const float *qv, const float *kv, const float *vv,
-                  stage_result *r)
-{
-    const int d = o->d;
-    const attn_shape sh = {o->b, o->hq, o->hkv, o->sq, o->skv, d, p->scale, o->causal};
-    const size_t nrows_all = (size_t)o->b * o->hq * o->sq;
-    size_t unwritten = 0;
-    for (int b = 0; b < o->b; b++)
-        for (int h = 0; h < o->hq; h++)
-            for (int i = 0; i < o->sq; i++) {
-                const uint16_t *orow = p->o + b * p->o_sb + h * p->o_sh + (int64_t)i * p->o_ss;
-                for (int e = 0; e < d; e++) unwritten += orow[e] == POISON_BF16;
-                unwritten += f32_bits(p->lse[((size_t)b * o->hq + h) * o->sq + i]) == POISON_F32;
-            }
-    size_t *rows;
-    const size_t nrows = check_rows_select(nrows_all, 4.0 * o->skv * d, o->seed, &rows);
-    const size_t n = nrows * (size_t)d;
-    float *got = malloc(n * 4), *emu_f = malloc(n * 4);
-    double *exact = malloc(n * 8), *emu = malloc(n * 8), *scores = malloc(sizeof(double) * (size_t)o->skv);
-    size_t lse_bad = 0;
-    double lse_worst = 0;
-    for (size_t k = 0; k < nrows; k++) {
-        const int b = (int)(rows[k] / ((size_t)o->hq * o->sq)), h = (int)(rows[k] / o->sq % o->hq), i = (int)(rows[k] % o->sq);
-        double lse_ref, lse_emu;
-        ref_attention_row(&sh, qv, kv, vv, b, h, i, 0, scores, exact + k * d, &lse_ref);
-        ref_attention_row(&sh, qv, kv, vv, b, h, i, 1, scores, emu + k * d, &lse_emu);
-        const uint16_t *orow = p->o + b * p->o_sb + h * p->o_sh + (int64_t)i * p->o_ss;
-        for (int e = 0; e < d; e++) {
-            got[k * d + e] = orow[e] == POISON_BF16 ? bits_f32(POISON_F32) : bf16_to_f32(orow[e]);
-            emu_f[k * d + e] = bf16_round((float)emu[k * d + e]); /* the kernel's output rounding */
-        }
-        const float lse_k = p->lse[((size_t)b * o->hq + h) * o->sq + i];
-        const double tol = 2e-4 * fmax(1.0, fabs(lse_ref));
-        const int ok = isinf(lse_ref) ? (isinf(lse_k) && lse_k < 0) : fabs(lse_k - lse_ref) <= tol;
-        if (!ok) {
-            if (lse_bad++ == 0 || fabs(lse_k - lse_ref) > lse_worst) lse_worst = fabs(lse_k - lse_ref);
-        }
-    }
-    verify_report kern, emul;
-    verify_f32(got, exact, n, &kern);
-    verify_f32(emu_f, exact, n, &emul);
-    const double floor = 1e-5;
-    r->checked = 1;
-    r->rep = kern;
-    r->err = kern.max_abs;
-    r->passed = verify_attention_ok(&kern, &emul, floor) && unwritten == 0 && lse_bad == 0;
-    int dims[2] = {(int)nrows, d};
-    const char *names[2] = {"checked_row", "c"};
-    char summary[400];
-    verify_summary(&kern, dims, names, 2, summary, sizeof summary);
-    snprintf(r->detail, sizeof r->detail,
-             "check: rows %zu of %zu vs exact fp64, %s; rounding reference max_abs=%.3e (rule: <= 2x + %.0e); "
-             "LSE mismatches %zu (worst %.3e); unwritten O/LSE elements %zu",
-             nrows, nrows_all, summary, emul.max_abs, floor, lse_bad, lse_worst, unwritten);
-    free(rows); free(got); free(emu_f); free(exact); free(emu); free(scores);
-}
-
-/* Multiply-adds of the unmasked score pairs, exactly (causal with Sq != Skv included). */
-static double visible_pairs(const fmha_opts *o)
-{
-    double pairs = 0;
-    for (int i = 0; i < o->sq; i++) {
-        long last = o->causal ? (long)i + (o->skv - o->sq) : o->skv - 1;
-        if (last > o->skv - 1) last = o->skv - 1;
-        if (last >= 0) pairs += (double)(last + 1);
-    }
-    return pairs;
-}
+extern const stage_def stage_C;
 
 static int run(const fmha_opts *o, stage_result *r)
 {
-    const int d = o->d;
-    const size_t nq = (size_t)o->b * o->hq * o->sq * d, nkv = (size_t)o->b * o->hkv * o->skv * d;
-    const size_t nlse = (size_t)o->b * o->hq * o->sq;
-    fmha_params p;
-    memset(&p, 0, sizeof p);
-    strides(o->layout_bshd, o->hq, o->sq, d, &p.q_sb, &p.q_sh, &p.q_ss);
-    strides(o->layout_bshd, o->hkv, o->skv, d, &p.k_sb, &p.k_sh, &p.k_ss);
-    p.v_sb = p.k_sb; p.v_sh = p.k_sh; p.v_ss = p.k_ss;
-    p.o_sb = p.q_sb; p.o_sh = p.q_sh; p.o_ss = p.q_ss;
-    p.b = o->b; p.hq = o->hq; p.hkv = o->hkv; p.sq = o->sq; p.skv = o->skv; p.d = d;
-    p.scale = 1.0f / sqrtf((float)d);
-    p.causal = o->causal;
-    uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2), *out = malloc(nq * 2);
-    float *lse = malloc(nlse * 4);
-    if (!q || !k || !v || !out || !lse) { fprintf(stderr, "stage C: out of host memory\n"); return 1; }
-    rng_t rng;
-    rng_seed(&rng, o->seed);
-    init_bf16(q, NULL, nq, o->init, &rng, -2, 2);
-    init_bf16(k, NULL, nkv, o->init, &rng, -2, 2);
-    init_bf16(v, NULL, nkv, o->init, &rng, -2, 2);
-    poison_bf16(out, nq);
-    poison_f32(lse, nlse);
-    p.q = q; p.k = k; p.v = v; p.o = out; p.lse = lse;
-
+    attn_problem ap;
+    if (attn_problem_make(o, &ap)) return 1;
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
-        rc = fmha_emu_run(&p, err, sizeof err);
+        rc = stage_c_emu_run(&ap.p, err, sizeof err);
         if (rc) fprintf(stderr, "stage C (emu): %s\n", err);
     } else {
-        launch_ctx c = {p, o->backend};
-        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&c.p.q}, {k, nkv * 2, 0, (void **)&c.p.k},
-                            {v, nkv * 2, 0, (void **)&c.p.v}, {out, nq * 2, 1, (void **)&c.p.o},
-                            {lse, nlse * 4, 1, (void **)&c.p.lse}};
-        rc = stage_gpu_run("C", bufs, 5, &c.p.wd, launch, &c, o, r);
+        rc = attn_run_gpu(&stage_C, o, &ap, r);
     }
-    r->flops = 4.0 * o->b * o->hq * visible_pairs(o) * d;
-    r->bytes = 2.0 * (double)(2 * nq + 2 * nkv) + 4.0 * (double)nlse;
-
-    int qs[4] = {o->b, o->hq, o->sq, d}, ls[3] = {o->b, o->hq, o->sq};
-    if (runner_dump(o, "C", "o_bf16bits_in_layout", "<u2", qs, 4, out, 2) || runner_dump(o, "C", "lse", "<f4", ls, 3, lse, 4))
-        rc = 1;
-    if (rc == 0 && o->check) {
-        float *qv = logical(q, o->b, o->hq, o->sq, d, p.q_sb, p.q_sh, p.q_ss);
-        float *kv = logical(k, o->b, o->hkv, o->skv, d, p.k_sb, p.k_sh, p.k_ss);
-        float *vv = logical(v, o->b, o->hkv, o->skv, d, p.v_sb, p.v_sh, p.v_ss);
-        check(o, &p, qv, kv, vv, r);
-        free(qv); free(kv); free(vv);
-    }
-    free(q); free(k); free(v); free(out); free(lse);
+    attn_counts(o, &ap, r);
+    if (attn_dump(o, "C", &ap)) rc = 1;
+    if (rc == 0 && o->check) attn_check(o, &ap, r);
+    attn_problem_free(&ap);
     return rc;
+}
+
+/* The shape table. gpu: D {64, 128, 256} x T (query rows) {1, 17, 32, 33, 64, 128} x Skv {1, 3,
+ * 113, 128, 1023, 1025, 4096} x causal, the head configuration and layout rotating over MHA (B = 2),
+ * MQA (Hkv = 1, BSHD), GQA (Hq/Hkv = 8) and BSHD MHA so every combination appears; then four long
+ * sequences. gpu-quick (the sanitizers): T {1, 33, 128} x Skv {3, 128, 1025}, no long ones.
+ * emu: small shapes over D, tails, decode, GQA/MQA, both layouts and both causal alignments.
+ * bench: the prefill protocol (host/shape_table.h). */
+static const char *const heads[4] = {"--b 2 --hq 4 --hkv 4", "--b 1 --hq 4 --hkv 1 --layout bshd",
+                                     "--b 1 --hq 16 --hkv 2", "--b 2 --hq 2 --hkv 2 --layout bshd"};
+static const char *const long_rows[] = {
+    "--d 128 --sq 4096 --skv 4096 --b 1 --hq 4 --hkv 4",
+    "--d 128 --sq 4096 --skv 4096 --b 1 --hq 4 --hkv 1 --causal",
+    "--d 64 --sq 2000 --skv 3000 --b 2 --hq 8 --hkv 2 --causal --layout bshd",
+    "--d 256 --sq 1000 --skv 700 --b 1 --hq 2 --hkv 1 --causal",
+};
+static const char *const emu_rows[] = {
+    "--d 64 --sq 128 --skv 256 --hq 2 --hkv 2",
+    "--d 128 --sq 64 --skv 200 --hq 2 --hkv 1 --layout bshd",
+    "--d 256 --sq 33 --skv 129 --hq 2 --hkv 2 --b 2",
+    "--d 64 --sq 1 --skv 1023 --hq 8 --hkv 1",
+    "--d 64 --sq 17 --skv 3 --hq 2 --hkv 2",
+    "--d 64 --sq 32 --skv 1 --hq 2 --hkv 1 --causal",
+    "--d 64 --sq 256 --skv 256 --causal --hq 2 --hkv 2",
+    "--d 64 --sq 100 --skv 300 --causal --hq 2 --hkv 2 --layout bshd",
+    "--d 64 --sq 300 --skv 100 --causal --hq 2 --hkv 2",
+};
+
+static int shapes(shape_suite suite, int i, char *args, size_t len)
+{
+    static const int ds[3] = {64, 128, 256}, ts[6] = {1, 17, 32, 33, 64, 128};
+    static const int skvs[7] = {1, 3, 113, 128, 1023, 1025, 4096};
+    enum { PER_D = 6 * 7 * 2 };
+    switch (suite) {
+    case SUITE_GPU:
+    case SUITE_GPU_QUICK:
+        for (int idx = 0; idx < 3 * PER_D; idx++) {
+            const int d = ds[idx / PER_D], k = idx % PER_D, ti = k / 14, si = k / 2 % 7, causal = k % 2;
+            if (suite == SUITE_GPU_QUICK && !((ti == 0 || ti == 3 || ti == 5) && (si == 1 || si == 3 || si == 5)))
+                continue;
+            if (i-- > 0) continue;
+            snprintf(args, len, "--d %d --sq %d --skv %d%s %s --seed %d", d, ts[ti], skvs[si],
+                     causal ? " --causal" : "", heads[k % 4], k);
+            return 1;
+        }
+        return suite == SUITE_GPU ? shape_list_row(long_rows, 4, i, args, len) : 0;
+    case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
+    case SUITE_BENCH:
+    case SUITE_BENCH_QUICK: {
+        prefill_shape s;
+        if (!bench_prefill_shape(suite == SUITE_BENCH_QUICK, i, &s)) return 0;
+        snprintf(args, len, "--b %d --hq %d --hkv %d --sq %d --skv %d --d %d --causal %d", s.b, s.hq, s.hkv, s.s, s.s,
+                 s.d, s.causal);
+        return 1;
+    }
+    default: return 0;
+    }
 }
 
 const stage_def stage_C = {
@@ -203,4 +122,7 @@ const stage_def stage_C = {
                  .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
     .validate = validate,
     .run = run,
+    .launch_sm100 = stage_c_sm100_launch,
+    .launch_sm90 = stage_c_sm90_launch,
+    .shapes = shapes,
 };

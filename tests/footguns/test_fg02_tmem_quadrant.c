@@ -101,7 +101,7 @@ static size_t stage_c_unwritten_rows(int t, unsigned faults, char *err)
     p.k_sb = p.v_sb = SKV * D; p.k_ss = p.v_ss = D;
     p.b = 1; p.hq = 1; p.hkv = 1; p.sq = t; p.skv = SKV; p.d = D; p.scale = 0.125f; p.faults = faults;
     err[0] = '\0';
-    cr_assert_eq(fmha_emu_run(&p, err, 320), 0, "%s", err);
+    cr_assert_eq(stage_c_emu_run(&p, err, 320), 0, "%s", err);
     size_t unwritten = 0;
     for (int i = 0; i < t; i++) unwritten += o[i * D] == POISON_BF16;
     return unwritten;

@@ -88,11 +88,11 @@ Test(footgun, fg14_wrong_no_guard_then_fixed_emu)
     char err[320];
     int nan_rows, zero_rows, ok;
     fmha_params p = make(&pr, FMHA_FAULT_NO_MASK_GUARD);
-    cr_assert_eq(fmha_emu_run(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(stage_c_emu_run(&p, err, sizeof err), 0, "%s", err);
     inspect(&pr, &nan_rows, &zero_rows, &ok);
     cr_expect_eq(nan_rows, H * (SQ - SKV), "without the guard every fully masked row is NaN (%d)", nan_rows);
     p = make(&pr, 0);
-    cr_assert_eq(fmha_emu_run(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(stage_c_emu_run(&p, err, sizeof err), 0, "%s", err);
     inspect(&pr, &nan_rows, &zero_rows, &ok);
     cr_expect_eq(nan_rows, 0);
     cr_expect_eq(zero_rows, H * (SQ - SKV), "fixed: O = 0 and LSE = -inf on every fully masked row");
@@ -112,7 +112,7 @@ static void run_sm90(problem *pr, unsigned faults)
     CUDA_ASSERT(cudaMemcpy(dob, pr->o, sizeof pr->o, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemcpy(dl, pr->lse, sizeof pr->lse, cudaMemcpyHostToDevice));
     p.q = dq; p.k = dk; p.v = dv; p.o = dob; p.lse = dl;
-    cr_assert_eq(fmha_sm90_launch(&p), 0);
+    cr_assert_eq(stage_c_sm90_launch(&p), 0);
     CUDA_ASSERT(cudaDeviceSynchronize());
     CUDA_ASSERT(cudaMemcpy(pr->o, dob, sizeof pr->o, cudaMemcpyDeviceToHost));
     CUDA_ASSERT(cudaMemcpy(pr->lse, dl, sizeof pr->lse, cudaMemcpyDeviceToHost));

@@ -15,7 +15,7 @@
  * Levels:  emu here (the mbarrier model, common/model/mbar_model.c); sm90 hardware is covered by
  *          tests/gpu/test_mbar_conformance.c, whose scripts check on the H200 the tx arithmetic
  *          this test relies on (expect before and after complete, completion only at tx == 0);
- *          sm100 runs the same mbarrier PTX (common/sm90/mbarrier.cuh) and is compiled only.
+ *          sm100 runs the same mbarrier PTX (common/device/mbarrier.cuh) and is compiled only.
  * Notes:   notes/footguns.md#fg15. The model cannot tell a late complete_tx from a legitimate
  *          early one (complete before expect is legal PTX), so it has no report for the short
  *          count: the test shows the consequence instead. */

@@ -14,7 +14,7 @@
  * Levels:  emu here (the mbarrier model, common/model/mbar_model.c); sm90 hardware is covered by
  *          tests/gpu/test_mbar_conformance.c, whose scripts check on the H200 the very try_wait
  *          answers this test relies on (fresh barrier: parity 0 false, parity 1 true; parity flips
- *          per phase); sm100 runs the same mbarrier PTX (common/sm90/mbarrier.cuh) and is
+ *          per phase); sm100 runs the same mbarrier PTX (common/device/mbarrier.cuh) and is
  *          compiled only.
  * Notes:   notes/footguns.md#fg16 */
 #include <criterion/criterion.h>

@@ -1,27 +1,18 @@
-/* Stage A on the host model (runs everywhere, CI included): exact and random inputs, every head
- * dimension, tails, batch > 1; and the program contract of build/bin/stage_A. */
+/* Stage A on the host model (runs everywhere, CI included): the emu suite of stage A's shape table
+ * (exact and random inputs, every head dimension, tails, batch > 1); the program contract of
+ * build/bin/stage_A, including the grid-limit rule. */
 #include <criterion/criterion.h>
 
 #include "stage_run.h"
 
 extern const stage_def stage_A;
 
-Test(stage_a_emu, exact_integer_inputs_every_head_dim)
+Test(stage_a_emu, shape_table)
 {
-    const char *args[] = {"--backend emu --init int --d 64 --sq 128 --skv 128",
-                          "--backend emu --init int --d 128 --sq 256 --skv 128 --b 2",
-                          "--backend emu --init int --d 256 --sq 128 --skv 256",
-                          "--backend emu --init int --d 16 --sq 128 --skv 128"};
-    for (int i = 0; i < 4; i++) cr_expect_eq(stage_run(&stage_A, args[i]), 0, "%s", args[i]);
-}
-
-Test(stage_a_emu, random_inputs_and_tails)
-{
-    const char *args[] = {"--backend emu --d 128 --sq 200 --skv 77 --seed 3",
-                          "--backend emu --d 64 --sq 1 --skv 1 --seed 4",
-                          "--backend emu --d 64 --sq 129 --skv 257 --hq 3 --seed 5",
-                          "--backend emu --init int --d 128 --sq 113 --skv 1023 --seed 6"};
-    for (int i = 0; i < 4; i++) cr_expect_eq(stage_run(&stage_A, args[i]), 0, "%s", args[i]);
+    int runs;
+    const int failed = stage_table_run(&stage_A, SUITE_EMU, "emu", NULL, "", &runs);
+    cr_expect_geq(runs, 8, "the emu suite has its rows (%d)", runs);
+    cr_expect_eq(failed, 0, "%d of %d stage A emu runs failed", failed, runs);
 }
 
 Test(stage_a_emu, program_contract)
@@ -31,4 +22,9 @@ Test(stage_a_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_A", "--causal > /dev/null 2>&1"), 2, "stage A takes no --causal");
     cr_expect_eq(program_exit_code("stage_A", "--backend emu --sq 8192 --skv 8192 > /dev/null 2>&1"), 2,
                  "too large for the host model");
+    /* B x H = 70000 > 65535 blocks on the grid's z axis: refused before any launch, naming the rule */
+    cr_expect_eq(program_exit_code("stage_A", "--b 7000 --hq 10 --sq 1 --skv 1 --d 16 2>&1 | grep -q \"grid's z dimension\""), 0,
+                 "B x H beyond the grid's z limit is named");
+    cr_expect_eq(program_exit_code("stage_A", "--b 7000 --hq 10 --sq 1 --skv 1 --d 16 > /dev/null 2>&1"), 2,
+                 "B x H beyond the grid's z limit is exit 2");
 }

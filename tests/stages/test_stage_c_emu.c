@@ -1,34 +1,18 @@
-/* Stage C on the host model (runs everywhere, CI included): small shapes over D, T (query rows per
- * CTA), KV tails, causal masks with Sq < Skv and Sq > Skv (fully masked rows), GQA, MQA, batch,
- * both layouts; the program contract. */
+/* Stage C on the host model (runs everywhere, CI included): the emu suite of stage C's shape table
+ * (small shapes over D, T, KV tails, causal masks with Sq < Skv and Sq > Skv (fully masked rows),
+ * GQA, MQA, batch, both layouts); the program contract. */
 #include <criterion/criterion.h>
 
 #include "stage_run.h"
 
 extern const stage_def stage_C;
 
-Test(stage_c_emu, head_dims_and_layouts)
+Test(stage_c_emu, shape_table)
 {
-    const char *args[] = {"--backend emu --d 64 --sq 128 --skv 256 --hq 2 --hkv 2",
-                          "--backend emu --d 128 --sq 64 --skv 200 --hq 2 --hkv 1 --layout bshd",
-                          "--backend emu --d 256 --sq 33 --skv 129 --hq 2 --hkv 2 --b 2"};
-    for (int i = 0; i < 3; i++) cr_expect_eq(stage_run(&stage_C, args[i]), 0, "%s", args[i]);
-}
-
-Test(stage_c_emu, decode_and_small_t)
-{
-    const char *args[] = {"--backend emu --d 64 --sq 1 --skv 1023 --hq 8 --hkv 1",
-                          "--backend emu --d 64 --sq 17 --skv 3 --hq 2 --hkv 2",
-                          "--backend emu --d 64 --sq 32 --skv 1 --hq 2 --hkv 1 --causal"};
-    for (int i = 0; i < 3; i++) cr_expect_eq(stage_run(&stage_C, args[i]), 0, "%s", args[i]);
-}
-
-Test(stage_c_emu, causal_both_alignments)
-{
-    const char *args[] = {"--backend emu --d 64 --sq 256 --skv 256 --causal --hq 2 --hkv 2",
-                          "--backend emu --d 64 --sq 100 --skv 300 --causal --hq 2 --hkv 2 --layout bshd",
-                          "--backend emu --d 64 --sq 300 --skv 100 --causal --hq 2 --hkv 2"};
-    for (int i = 0; i < 3; i++) cr_expect_eq(stage_run(&stage_C, args[i]), 0, "%s", args[i]);
+    int runs;
+    const int failed = stage_table_run(&stage_C, SUITE_EMU, "emu", NULL, "", &runs);
+    cr_expect_geq(runs, 9, "the emu suite has its rows (%d)", runs);
+    cr_expect_eq(failed, 0, "%d of %d stage C emu runs failed", failed, runs);
 }
 
 Test(stage_c_emu, program_contract)
@@ -38,4 +22,8 @@ Test(stage_c_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_C", "--d 96 > /dev/null 2>&1"), 2, "D = 96 is not supported");
     cr_expect_eq(program_exit_code("stage_C", "--hq 6 --hkv 4 > /dev/null 2>&1"), 2, "Hq must be a multiple of Hkv");
     cr_expect_eq(program_exit_code("stage_C", "--layout bsdh > /dev/null 2>&1"), 2, "unknown layout");
+    cr_expect_eq(program_exit_code("stage_C", "--b 70000 --hq 1 --hkv 1 --sq 1 --skv 1 > /dev/null 2>&1"), 2,
+                 "B beyond the grid's z limit");
+    cr_expect_eq(program_exit_code("stage_C", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
+    cr_expect_eq(program_exit_code("stage_C", "--shapes nosuch > /dev/null 2>&1"), 2, "unknown suite");
 }

@@ -27,6 +27,21 @@ int stage_run_counted(const stage_def *st, const char *args)
     return rc != 0;
 }
 
+int stage_table_run(const stage_def *st, shape_suite suite, const char *backend, const char *filter,
+                    const char *extra, int *runs)
+{
+    char row[512], args[768];
+    int failed = 0;
+    *runs = 0;
+    for (int i = 0; st->shapes && st->shapes(suite, i, row, sizeof row); i++) {
+        if (filter && !strstr(row, filter)) continue;
+        snprintf(args, sizeof args, "--backend %s %s %s", backend, row, extra ? extra : "");
+        (*runs)++;
+        failed += stage_run_counted(st, args);
+    }
+    return failed;
+}
+
 int program_exit_code(const char *program, const char *args)
 {
     char cmd[1200];

@@ -14,6 +14,12 @@ int stage_run(const stage_def *st, const char *args);
  * it failed, 0 if it passed: shape tables sum it and assert the total is 0. */
 int stage_run_counted(const stage_def *st, const char *args);
 
+/* Every row of the stage's shape table in `suite` whose flags contain `filter` (NULL: all), as
+ * "--backend <backend> <row> <extra>"; each failure is printed as by stage_run_counted. Returns the
+ * number of failed rows and stores the number run in *runs. */
+int stage_table_run(const stage_def *st, shape_suite suite, const char *backend, const char *filter,
+                    const char *extra, int *runs);
+
 /* Runs build/bin/<program> with args through the shell; returns its exit code (-1 if it could
  * not run). Output goes to the test's log. */
 int program_exit_code(const char *program, const char *args);

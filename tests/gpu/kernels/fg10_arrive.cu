@@ -4,7 +4,7 @@
 #include "fg10_arrive.h"
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-#include "sm90/mbarrier.cuh"
+#include "device/mbarrier.cuh"
 #define FG10_DEVICE 1
 #else
 #define FG10_DEVICE 0

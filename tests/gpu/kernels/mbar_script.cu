@@ -6,7 +6,7 @@
 
 #include "host/cuda_check.h"
 #include "mbar_script.h"
-#include "sm90/mbarrier.cuh"
+#include "device/mbarrier.cuh"
 
 // One thread, so the ops reach the barrier in script order and every TRY_WAIT answer is a pure
 // function of the ops before it: exactly what the single-threaded model computes.

@@ -14,11 +14,11 @@
 // Nothing in the project waits on an mbarrier without a bound: mbar_wait spins on one-probe
 // try_wait.parity up to FMHA_MBAR_WAIT_PROBES times, then writes a watchdog report and traps, so
 // a protocol bug is reported as a deadlock at a named site instead of a hung GPU.
-#ifndef FMHA_SM90_MBARRIER_CUH
-#define FMHA_SM90_MBARRIER_CUH
+#ifndef FMHA_DEVICE_MBARRIER_CUH
+#define FMHA_DEVICE_MBARRIER_CUH
 
 #ifndef __CUDACC__
-#error "sm90/mbarrier.cuh is device code: include it from .cu files only"
+#error "device/mbarrier.cuh is device code: include it from .cu files only"
 #endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "sm90/watchdog.cuh"
+#include "device/watchdog.cuh"
 
 // The host compilation pass sees these bodies too but never runs them; only the device pass
 // (always sm_90a or sm_100a in this project) emits the PTX.

@@ -2,11 +2,11 @@
 //
 // The report (host/watchdog.h) lives in mapped pinned host memory so it survives the trap. Same
 // code on sm_90a and sm_100a: nothing here is architecture specific.
-#ifndef FMHA_SM90_WATCHDOG_CUH
-#define FMHA_SM90_WATCHDOG_CUH
+#ifndef FMHA_DEVICE_WATCHDOG_CUH
+#define FMHA_DEVICE_WATCHDOG_CUH
 
 #ifndef __CUDACC__
-#error "sm90/watchdog.cuh is device code: include it from .cu files only"
+#error "device/watchdog.cuh is device code: include it from .cu files only"
 #endif
 
 #include <stdint.h>

@@ -1,0 +1,101 @@
+/* The attention core: what every attention stage from C on shares, on the host, in the emu flows
+ * and on the device (FMHA_HD helpers). A later stage adds its one idea around these names; it
+ * never copies or renames them, so `diff` of two stages shows the idea.
+ *
+ *   fmha_params      pointers and element strides (BHSD or BSHD), shape, scale, causal, faults
+ *   FMHA_BM, FMHA_BN the tile: Br = 128 query rows per CTA, Bc = 128 keys per KV tile
+ *   fmha_kv_head     GQA/MQA: the KV head a query head reads
+ *   fmha_visible     the mask: tails and causal (bottom-right aligned)
+ *   fmha_kv_tiles    how many KV tiles a query tile visits (the causal mask ends it early)
+ *   fmha_exp_base    the softmax guard for rows that have seen no key yet (FG14)
+ *   fmha_q_tile ...  the SMEM operand tiles of both MMAs
+ *   fmha_grid_dims   the grid: (query tiles, Hq, B)
+ *
+ * The online softmax works in the log2 domain (FMHA_LOG2E): s2 = scale log2(e) q.k, exp2 on the
+ * MUFU unit; LSE is reported in natural log (FMHA_LN2) for a split-KV merge. */
+#ifndef FMHA_ATTN_CORE_H
+#define FMHA_ATTN_CORE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "host/watchdog.h"
+#include "model/canonical.h"
+
+#define FMHA_BM 128 /* Br: query rows per CTA */
+#define FMHA_BN 128 /* Bc: keys per KV tile */
+
+#define FMHA_LOG2E 1.4426950408889634f
+#define FMHA_LN2 0.6931471805599453f
+
+typedef struct {
+    const uint16_t *q, *k, *v; /* bf16; element (b, h, s, d) at b*sb + h*sh + s*ss + d */
+    uint16_t *o;               /* bf16 output, same indexing as q */
+    float *lse;                /* [B, Hq, Sq] f32: natural-log sum of exp of the scaled scores */
+    int64_t q_sb, q_sh, q_ss;  /* element strides of Q */
+    int64_t k_sb, k_sh, k_ss;  /* of K; a KV head stride of 0 shares one head (MQA) */
+    int64_t v_sb, v_sh, v_ss;  /* of V */
+    int64_t o_sb, o_sh, o_ss;  /* of O */
+    int b, hq, hkv, sq, skv, d;
+    float scale;               /* softmax scale, usually 1/sqrt(D) */
+    int causal;                /* bottom-right aligned: row i sees keys j <= i + (Skv - Sq) */
+    unsigned faults;           /* FMHA_FAULT_* (footgun variants; 0 in normal use) */
+    fmha_watchdog *wd;         /* device pointer of the deadlock report */
+} fmha_params;
+
+/* Broken variants the footgun tests run (0 = correct). */
+enum {
+    FMHA_FAULT_NO_MASK_GUARD = 1u << 0,    /* FG14: exp2(s - m) with m = -inf on a fully masked row */
+    FMHA_FAULT_ONE_SOFTMAX_WARP = 1u << 1, /* FG02 (stage level, emu): warp 0 alone reads S */
+};
+
+/* The KV head that query head h reads (GQA: Hq / Hkv query heads per KV head). */
+FMHA_HD int fmha_kv_head(const fmha_params *p, int h) { return h / (p->hq / p->hkv); }
+
+/* Does query row i see key j? Tails (j >= Skv) and the causal mask, bottom-right aligned. */
+FMHA_HD int fmha_visible(const fmha_params *p, int i, int j)
+{
+    return j < p->skv && (!p->causal || j <= i + (p->skv - p->sq));
+}
+
+/* KV tiles a CTA whose rows are [q0, q0 + Br) must visit: the causal mask ends them early; a tile
+ * where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. */
+FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0)
+{
+    int keys = p->skv;
+    if (p->causal) {
+        int last_row = q0 + FMHA_BM - 1 < p->sq - 1 ? q0 + FMHA_BM - 1 : p->sq - 1;
+        int last_key = last_row + (p->skv - p->sq);
+        keys = last_key + 1 < p->skv ? last_key + 1 : p->skv;
+        if (keys < 0) keys = 0;
+    }
+    return (keys + FMHA_BN - 1) / FMHA_BN;
+}
+
+/* The max to exponentiate against: a row that has seen no key yet has m = -inf, and
+ * exp2(-inf - (-inf)) is NaN. Using 0 instead gives exp2(-inf) = 0 for every masked score and for
+ * the rescale factor alpha = exp2(m_old - base), so a fully masked row keeps O = 0 and l = 0
+ * (footgun FG14). The old max is never guarded: exp2(-inf - base) = 0 is exactly right for a row
+ * that had seen nothing, and a guarded 0 there could overflow to inf and turn 0 * O into NaN. */
+FMHA_HD float fmha_exp_base(float m, unsigned faults)
+{
+    return (m == -INFINITY && !(faults & FMHA_FAULT_NO_MASK_GUARD)) ? 0.0f : m;
+}
+
+/* The operand tiles in SMEM, decided once for every backend and stage:
+ *   Q [Br x D] K-major SW128 (A of S = Q K^T), K [Bc x D] K-major SW128 (B of S),
+ *   V [Bc kv x D] MN-major SW128 (B of O = P V, N = D: V[kv][d] as stored). */
+FMHA_HD smem_tile fmha_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BM, d); }
+FMHA_HD smem_tile fmha_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BN, d); }
+FMHA_HD smem_tile fmha_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 2, d, FMHA_BN); }
+
+/* The grid: x = query tiles, y = query heads, z = batch (each within the hardware's limits, which
+ * the stage's validate() checks with cli_check_grid). */
+FMHA_HD void fmha_grid_dims(const fmha_params *p, unsigned *x, unsigned *y, unsigned *z)
+{
+    *x = (unsigned)((p->sq + FMHA_BM - 1) / FMHA_BM);
+    *y = (unsigned)p->hq;
+    *z = (unsigned)p->b;
+}
+
+#endif

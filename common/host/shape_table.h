@@ -1,0 +1,24 @@
+/* The pieces a stage's shape table (stage_def.shapes) is built from: a fixed list of flag lines,
+ * and the prefill benchmark protocol the attention stages and the GEMM stages both measure on.
+ *
+ * The protocol, in the order it runs (the reference shapes first, so that a benchmark cut short
+ * still has them): the FlashAttention-3 protocol at D = 128 (B*S = 16k tokens, H = 2048 / D,
+ * S in {512 .. 16k}, causal and not), the Llama-3.1 shape (B = 1, Hq = 64, Hkv = 8, D = 128,
+ * S in {2k .. 32k}, causal and not), then the FA3 protocol at D = 64 and D = 256. The quick set:
+ * D = 128 with S in {1k, 4k, 8k} and Llama with S in {2k, 8k}. */
+#ifndef FMHA_SHAPE_TABLE_H
+#define FMHA_SHAPE_TABLE_H
+
+#include <stddef.h>
+
+/* Row i of a list of n flag lines: copies it into args and returns 1, or returns 0 past the end. */
+int shape_list_row(const char *const *rows, int n, int i, char *args, size_t len);
+
+typedef struct {
+    int b, hq, hkv, s, d, causal; /* Sq = Skv = s */
+} prefill_shape;
+
+/* Row i of the prefill protocol (quick: the quick set): 1 and *out, or 0 past the end. */
+int bench_prefill_shape(int quick, int i, prefill_shape *out);
+
+#endif
