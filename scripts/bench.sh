@@ -4,12 +4,13 @@
 # plots/data/<gpu>-<YYYY-MM-DD>.csv (quick set: ...-quick.csv), keeps every program's log under
 # build/bench/<run>/, and prints a summary sorted by stage, then shape.
 #
-# Shapes. Prefill: the FlashAttention-3 protocol (B*S = 16k tokens, H = 2048/D, S in {512 .. 16k},
-# D in {64, 128, 256}, causal and not) and the Llama-3.1 shape (B = 1, Hq = 64, Hkv = 8, D = 128,
-# S in {2k .. 32k}, causal and not). Stages A (S = Q K^T, one GEMM: 2*B*H*Sq*Skv*D FLOPs) and B
-# (O = P V with P = bf16(scale Q K^T) kept on chip, two GEMMs: 4*B*H*Sq*Skv*D) run the same shapes
-# with Sq = Skv = S, non-causal only, H = Hq; attention stages count 4*B*Hq*Sq*Skv*D, halved for
-# causal. Decode rows (stage D) use the decode table below.
+# Shapes. Each stage's own shape table (`stage_X --shapes bench`; common/host/shape_table.h holds
+# the prefill protocol they share): the FlashAttention-3 protocol (B*S = 16k tokens, H = 2048/D,
+# S in {512 .. 16k}, D in {64, 128, 256}, causal and not) and the Llama-3.1 shape (B = 1, Hq = 64,
+# Hkv = 8, D = 128, S in {2k .. 32k}, causal and not). Stages A (S = Q K^T, one GEMM:
+# 2*B*H*Sq*Skv*D FLOPs) and B (O = P V with P = bf16(scale Q K^T) kept on chip, two GEMMs:
+# 4*B*H*Sq*Skv*D) list the non-causal shapes with H = Hq; attention stages count
+# 4*B*Hq*Sq*Skv*D, halved for causal. Decode rows (stage D) use the decode table below.
 #
 # Stages come from STAGE_TABLE (letter, shape family, baseline) and from build/bin/stage_*: a stage
 # in the table without a binary is one "missing" row; a binary without a table line is one
@@ -71,18 +72,27 @@ STAGE_TABLE=(
   "F attn sdpa_cudnn"
 )
 
-# Shapes, one per line: "b hq hkv sq skv d causal", in the order they run: D = 128, then Llama,
-# then D = 64 and 256, so that if the time budget runs out the reference shapes are measured.
-prefill_shapes() {
-  local ss ls d s c
-  if [ "$SHAPESET" = quick ]; then ss="1024 4096 8192"; ls="2048 8192"
-  else ss="512 1024 2048 4096 8192 16384"; ls="2048 4096 8192 16384 32768"; fi
-  fa3() { for s in $ss; do for c in 0 1; do echo "$((16384 / s)) $((2048 / $1)) $((2048 / $1)) $s $s $1 $c"; done; done; }
-  fa3 128
-  for s in $ls; do
-    for c in 0 1; do echo "1 64 8 $s $s 128 $c"; done
+# Shapes come from each stage's own shape table (`build/bin/stage_X --shapes bench`, or
+# bench-quick for BENCH_SHAPES=quick): the same table its GPU and emu tests read. Each row is the
+# stage's flags; here they become "b hq hkv sq skv d causal" (hkv defaults to hq, causal to 0).
+tuple_of() {
+  local b=1 hq=1 hkv="" sq="" skv="" d="" c=0
+  # shellcheck disable=SC2086
+  set -- $1
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --b) b=$2; shift ;; --hq) hq=$2; shift ;; --hkv) hkv=$2; shift ;; --sq) sq=$2; shift ;;
+      --skv) skv=$2; shift ;; --d) d=$2; shift ;;
+      --causal) if [[ ${2:-} =~ ^[01]$ ]]; then c=$2; shift; else c=1; fi ;;
+    esac
+    shift
   done
-  if [ "$SHAPESET" = full ]; then fa3 64; fa3 256; fi
+  echo "$b $hq ${hkv:-$hq} $sq $skv $d $c"
+}
+stage_shapes() { # X: the stage's benchmark rows as tuples
+  local line suite=bench
+  [ "$SHAPESET" = quick ] && suite=bench-quick
+  build/bin/stage_"$1" --shapes "$suite" 2>/dev/null | while read -r line; do tuple_of "$line"; done
 }
 # Provisional decode table (stage D: one query row per sequence, FP8 paged KV): revisit when the
 # stage lands and fixes its flags. "b hq hkv sq skv d causal page".
@@ -90,8 +100,6 @@ decode_shapes() {
   local skv
   for skv in 4096 16384 32768; do echo "16 64 8 1 $skv 128 0 64"; done
 }
-# The GEMM shape (stages A and B) of a prefill shape: non-causal, one K/V head per query head.
-gemm_shape() { echo "$1 $2 $2 $4 $5 $6 0"; }
 
 # ---------------------------------------------------------------------------------------------
 # Probe for a GPU (exit 77 without one).
@@ -400,25 +408,32 @@ IFS=$'\n' read -r -d '' -a ORDER < <(printf '%s\n' "${ORDER[@]}" | sort -u && pr
 present() { [ -x "build/bin/stage_$1" ]; }
 uses() { local X; for X in "${ORDER[@]}"; do present "$X" && [ "${FAMILY[$X]}" = "$1" ] && return 0; done; return 1; }
 
-PREFILL=$(prefill_shapes)
+# Every (stage, shape) pair, interleaved in proportion to each stage's table (row i of n runs at
+# position i/n), so the reference shapes at the head of every table run first and a time budget
+# that runs out cuts every stage at the same point of the protocol.
+WORK=$(for X in "${ORDER[@]}"; do
+  case ${FAMILY[$X]} in qk | qkpv | attn) present "$X" || continue ;; *) continue ;; esac
+  rows=$(stage_shapes "$X"); n=$(echo "$rows" | grep -c .)
+  [ "$n" -gt 0 ] || continue
+  echo "$rows" | awk -v X="$X" -v n="$n" -v o="$(printf '%s\n' "${ORDER[@]}" | grep -nx "$X" | cut -d: -f1)" \
+    '{ printf "%.6f %03d %s %s\n", (NR - 1) / n, o, X, $0 }'
+done | sort -k1,1n -k2,2n | cut -d' ' -f3-)
+ATTN_SHAPES=$(echo "$WORK" | while read -r X rest; do [ "${FAMILY[$X]:-}" = attn ] && echo "$rest"; done | awk '!seen[$0]++')
 
 run_ceilings
-run_sdpa "$PREFILL"
+[ -n "$ATTN_SHAPES" ] && run_sdpa "$ATTN_SHAPES"
 
-# Per prefill shape: the GEMM stages at its GEMM shape (non-causal only), each after its cuBLAS
-# baseline, then the attention stages.
-while read -r shp; do
-  # shellcheck disable=SC2086
-  set -- $shp
-  if [ "$7" = 0 ]; then
-    gshp=$(gemm_shape "$@")
-    for fam in qk qkpv; do
-      run_cublas "$fam" "$gshp"
-      for X in "${ORDER[@]}"; do [ "${FAMILY[$X]}" = "$fam" ] && present "$X" && run_stage "$X" "$fam" "${BASE_OF[$X]}" "$gshp"; done
-    done
+# Each stage row after its baseline (a cuBLAS baseline runs once per shape, before the first
+# stage that needs it).
+declare -A CUBLAS_DONE
+while read -r X shp; do
+  [ -n "$X" ] || continue
+  fam=${FAMILY[$X]}
+  if [ "$fam" = qk ] || [ "$fam" = qkpv ]; then
+    [ -n "${CUBLAS_DONE[$fam|$shp]:-}" ] || { run_cublas "$fam" "$shp"; CUBLAS_DONE[$fam|$shp]=1; }
   fi
-  for X in "${ORDER[@]}"; do [ "${FAMILY[$X]}" = attn ] && present "$X" && run_stage "$X" attn "${BASE_OF[$X]}" "$shp"; done
-done <<<"$PREFILL"
+  run_stage "$X" "$fam" "${BASE_OF[$X]}" "$shp"
+done <<<"$WORK"
 # Decode stages.
 if uses decode; then
   while read -r b hq hkv sq skv d c page; do

@@ -9,7 +9,7 @@
  *   fmha_kv_tiles    how many KV tiles a query tile visits (the causal mask ends it early)
  *   fmha_exp_base    the softmax guard for rows that have seen no key yet (FG14)
  *   fmha_q_tile ...  the SMEM operand tiles of both MMAs
- *   fmha_grid_dims   the grid: (query tiles, Hq, B)
+ *   fmha_grid        the grid: (query tiles, Hq, B)
  *
  * The online softmax works in the log2 domain (FMHA_LOG2E): s2 = scale log2(e) q.k, exp2 on the
  * MUFU unit; LSE is reported in natural log (FMHA_LN2) for a split-KV merge. */
@@ -21,6 +21,7 @@
 
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/grid.h"
 
 #define FMHA_BM 128 /* Br: query rows per CTA */
 #define FMHA_BN 128 /* Bc: keys per KV tile */
@@ -91,11 +92,10 @@ FMHA_HD smem_tile fmha_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B,
 
 /* The grid: x = query tiles, y = query heads, z = batch (each within the hardware's limits, which
  * the stage's validate() checks with cli_check_grid). */
-FMHA_HD void fmha_grid_dims(const fmha_params *p, unsigned *x, unsigned *y, unsigned *z)
+FMHA_HD grid3 fmha_grid(const fmha_params *p)
 {
-    *x = (unsigned)((p->sq + FMHA_BM - 1) / FMHA_BM);
-    *y = (unsigned)p->hq;
-    *z = (unsigned)p->b;
+    grid3 g = {(unsigned)((p->sq + FMHA_BM - 1) / FMHA_BM), (unsigned)p->hq, (unsigned)p->b};
+    return g;
 }
 
 #endif

@@ -14,10 +14,12 @@
 #include <type_traits>
 
 #include "host/cuda_check.h"
+#include "model/grid.h"
 
 template <typename Params>
-static int launch_kernel(void (*kernel)(Params), dim3 grid, dim3 block, uint32_t smem_bytes, const Params &p)
+static int launch_kernel(void (*kernel)(Params), grid3 g, unsigned threads, uint32_t smem_bytes, const Params &p)
 {
+    const dim3 grid(g.x, g.y, g.z), block(threads);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes));
     kernel<<<grid, block, smem_bytes>>>(p);
     CUDA_CHECK_LAUNCH();

@@ -1,6 +1,7 @@
 #include "host/shape_table.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int shape_list_row(const char *const *rows, int n, int i, char *args, size_t len)
 {
@@ -32,6 +33,45 @@ int bench_prefill_shape(int quick, int i, prefill_shape *out)
         } else {
             out->b = 16384 / s; out->hq = out->hkv = 2048 / d;
         }
+        return 1;
+    }
+    return 0;
+}
+
+int shape_bench_attn_row(int quick, int i, char *args, size_t len)
+{
+    prefill_shape s;
+    if (!bench_prefill_shape(quick, i, &s)) return 0;
+    snprintf(args, len, "--b %d --hq %d --hkv %d --sq %d --skv %d --d %d --causal %d", s.b, s.hq, s.hkv, s.s, s.s, s.d,
+             s.causal);
+    return 1;
+}
+
+int shape_bench_gemm_row(int quick, int i, char *args, size_t len)
+{
+    prefill_shape s;
+    for (int k = 0; bench_prefill_shape(quick, k, &s); k++) {
+        if (s.causal || i-- > 0) continue;
+        snprintf(args, len, "--b %d --hq %d --sq %d --skv %d --d %d", s.b, s.hq, s.s, s.s, s.d);
+        return 1;
+    }
+    return 0;
+}
+
+static int skipped(const char *shape, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (strstr(shape, *skip)) return 1;
+    return 0;
+}
+
+int shape_grid_row(const int *ds, int nd, const char *const *shapes, int nshapes, const char *const *skip, int seed0,
+                   int i, char *args, size_t len)
+{
+    for (int idx = 0; idx < nd * nshapes * 2; idx++) {
+        const int d = ds[idx / (2 * nshapes)], sh = idx / 2 % nshapes, exact = idx % 2;
+        if (skipped(shapes[sh], skip) || i-- > 0) continue;
+        snprintf(args, len, "--d %d %s --init %s --seed %d", d, shapes[sh], exact ? "int" : "rand", seed0 + sh);
         return 1;
     }
     return 0;

@@ -21,4 +21,16 @@ typedef struct {
 /* Row i of the prefill protocol (quick: the quick set): 1 and *out, or 0 past the end. */
 int bench_prefill_shape(int quick, int i, prefill_shape *out);
 
+/* The benchmark rows as flag lines: the attention view (every protocol shape, with --hkv and
+ * --causal) and the GEMM view (the non-causal shapes with H = Hq: S = Q K^T, or the pair with
+ * P V). 1 and args, or 0 past the end. */
+int shape_bench_attn_row(int quick, int i, char *args, size_t len);
+int shape_bench_gemm_row(int quick, int i, char *args, size_t len);
+
+/* Row i of the product (head dim) x (shape) x (random, integer inputs), as
+ * "--d D <shape> --init rand|int --seed <seed0 + shape index>". Shapes containing one of the
+ * NULL-terminated `skip` substrings are left out (skip may be NULL). */
+int shape_grid_row(const int *ds, int nd, const char *const *shapes, int nshapes, const char *const *skip, int seed0,
+                   int i, char *args, size_t len);
+
 #endif

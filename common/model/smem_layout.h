@@ -31,4 +31,27 @@ FMHA_HD uint32_t smem_place(uint32_t *cursor, uint32_t bytes, uint32_t align)
  * `align`. */
 FMHA_HD uint32_t smem_launch_bytes(uint32_t used, uint32_t align) { return used + align - SMEM_BASE_MIN_ALIGN; }
 
+/* The layout of every stage so far: operand tiles (each on a 1024-byte boundary, in the order
+ * given), then the mbarriers (8 bytes each), then the 4-byte slot tcgen05.alloc writes the TMEM
+ * address to. A stage names its tiles with an enum indexing tile[]. */
+#define SMEM_MAX_TILES 8
+typedef struct {
+    uint32_t tile[SMEM_MAX_TILES]; /* offsets from the aligned base */
+    uint32_t bars, tmem_slot;
+    uint32_t used;  /* bytes from the aligned base */
+    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
+} smem_layout;
+
+FMHA_HD smem_layout smem_layout_make(const uint32_t *tile_bytes, int ntiles, int nbars)
+{
+    smem_layout l;
+    uint32_t at = 0;
+    for (int i = 0; i < SMEM_MAX_TILES; i++) l.tile[i] = i < ntiles ? smem_place(&at, tile_bytes[i], SMEM_TILE_ALIGN) : 0u;
+    l.bars = smem_place(&at, 8u * (uint32_t)nbars, 8u);
+    l.tmem_slot = smem_place(&at, 4u, 4u);
+    l.used = at;
+    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
+    return l;
+}
+
 #endif

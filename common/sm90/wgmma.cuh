@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "device/smem.cuh" // fence_proxy_async, smem_u32: the SMEM side of every wgmma
+#include "model/canonical.h"
 #include "sm90/wgmma_gen.cuh"
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -33,4 +34,18 @@ __device__ __forceinline__ void wgmma_m64nNk16_rs_bf16(float (&d)[N / 2], const 
     if constexpr (N == 64) wgmma_m64n64k16_rs_bf16<TB>(d, a, b_desc, scale_d);
     else if constexpr (N == 128) wgmma_m64n128k16_rs_bf16<TB>(d, a, b_desc, scale_d);
     else wgmma_m64n256k16_rs_bf16<TB>(d, a, b_desc, scale_d);
+}
+
+// acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. 127, 0 .. K)^T, both operands K-major SMEM tiles
+// (ta at SMEM address a, tb at b): K/16 wgmma m64n128k16 SS, the first with scale-d 0 (it
+// overwrites acc), each descriptor advanced by the tile's own K rule (model/canonical.h). This is
+// S = Q K^T for one warpgroup's 64 query rows. Issues only: the caller fences before and commits
+// and waits after, so a pipelined stage can overlap the wait.
+template <int K>
+__device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k(float (&acc)[64], const smem_tile &ta, uint32_t a, int a_row0,
+                                                              const smem_tile &tb, uint32_t b)
+{
+#pragma unroll
+    for (int k = 0; k < K; k += 16)
+        wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90(&ta, a, a_row0, k), smem_tile_desc_sm90(&tb, b, 0, k), k > 0);
 }

@@ -7,6 +7,7 @@
 
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/grid.h"
 #include "model/smem_layout.h"
 
 #define QK_BM 128 /* query rows per CTA tile */
@@ -27,33 +28,21 @@ FMHA_HD smem_tile qk_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2,
 FMHA_HD smem_tile qk_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, QK_BN, d); }
 
 /* One CTA's SMEM (offsets from the 1024-aligned base; the sm90 kernel uses the tiles only):
- *   smem_q, smem_k: the two tiles; mma_done: the mbarrier the MMAs' commit arrives on; the TMEM
- *   base address written by tcgen05.alloc. */
-typedef struct {
-    uint32_t q, k, mma_done, tmem_slot;
-    uint32_t used;  /* bytes from the aligned base */
-    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
-} qk_smem_layout;
+ *   smem_q, smem_k: the two tiles; one mbarrier (mma_done: the MMAs' commit arrives on it); the
+ *   TMEM base address written by tcgen05.alloc. */
+enum { QK_SMEM_Q, QK_SMEM_K, QK_SMEM_TILES };
 
-FMHA_HD qk_smem_layout qk_smem_layout_make(int d)
+FMHA_HD smem_layout qk_smem_layout_make(int d)
 {
-    qk_smem_layout l;
-    uint32_t at = 0;
-    l.q = smem_place(&at, qk_q_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.k = smem_place(&at, qk_k_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.mma_done = smem_place(&at, 8u, 8u);
-    l.tmem_slot = smem_place(&at, 4u, 4u);
-    l.used = at;
-    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
-    return l;
+    const uint32_t tiles[QK_SMEM_TILES] = {qk_q_tile(d).bytes, qk_k_tile(d).bytes};
+    return smem_layout_make(tiles, QK_SMEM_TILES, 1);
 }
 
 /* The grid: x = KV tiles, y = query tiles, z = batch x heads (validate() checks the limits). */
-FMHA_HD void qk_grid_dims(const qk_params *p, unsigned *x, unsigned *y, unsigned *z)
+FMHA_HD grid3 qk_grid(const qk_params *p)
 {
-    *x = (unsigned)((p->skv + QK_BN - 1) / QK_BN);
-    *y = (unsigned)((p->sq + QK_BM - 1) / QK_BM);
-    *z = (unsigned)(p->b * p->h);
+    grid3 g = {(unsigned)((p->skv + QK_BN - 1) / QK_BN), (unsigned)((p->sq + QK_BM - 1) / QK_BM), (unsigned)(p->b * p->h)};
+    return g;
 }
 
 #ifdef __cplusplus

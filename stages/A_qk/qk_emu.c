@@ -19,9 +19,9 @@
 static int emu_cta(const qk_params *p, qk_epilogue epi, int bh, int qt, int kt, uint8_t *img, char *err, int errlen)
 {
     const smem_tile tq = qk_q_tile(p->d), tk = qk_k_tile(p->d);
-    const qk_smem_layout L = qk_smem_layout_make(p->d);
+    const smem_layout L = qk_smem_layout_make(p->d);
     const int q0 = qt * QK_BM, kv0 = kt * QK_BN;
-    const uint32_t smem_q = L.q, smem_k = L.k; /* SMEM addresses of the two tiles in the image */
+    const uint32_t smem_q = L.tile[QK_SMEM_Q], smem_k = L.tile[QK_SMEM_K]; /* the tiles' SMEM addresses in the image */
     emu_flow f = {tmem_model_new(), err, errlen};
     tmem_model *tm = f.tm;
     int rc = 0;
@@ -94,11 +94,10 @@ int qk_emu_run(const qk_params *p, qk_epilogue epi, char *err, int errlen)
     if (!img) return 1;
     err[0] = '\0';
     int rc = 0;
-    unsigned gx, gy, gz;
-    qk_grid_dims(p, &gx, &gy, &gz);
-    for (unsigned bh = 0; bh < gz && !rc; bh++)
-        for (unsigned qt = 0; qt < gy && !rc; qt++)
-            for (unsigned kt = 0; kt < gx && !rc; kt++) rc = emu_cta(p, epi, (int)bh, (int)qt, (int)kt, img, err, errlen);
+    const grid3 g = qk_grid(p);
+    for (unsigned bh = 0; bh < g.z && !rc; bh++)
+        for (unsigned qt = 0; qt < g.y && !rc; qt++)
+            for (unsigned kt = 0; kt < g.x && !rc; kt++) rc = emu_cta(p, epi, (int)bh, (int)qt, (int)kt, img, err, errlen);
     free(img);
     return rc;
 }

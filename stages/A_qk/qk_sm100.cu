@@ -66,12 +66,12 @@ static __global__ void __launch_bounds__(128, 1) qk_kernel(qk_params p)
 #if QK_SM100_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    const qk_smem_layout L = qk_smem_layout_make(p.d);
+    const smem_layout L = qk_smem_layout_make(p.d);
     const smem_tile tq = qk_q_tile(p.d), tk = qk_k_tile(p.d);
-    uint8_t *smem_q = smem + L.q;                                // Q tile [128 x D] K-major SW128
-    uint8_t *smem_k = smem + L.k;                                // K tile [128 x D] K-major SW128
-    uint64_t *mma_done = (uint64_t *)(smem + L.mma_done);        // mbarrier: MMAs complete
-    uint32_t *tmem_slot = (uint32_t *)(smem + L.tmem_slot);      // TMEM base address written by alloc
+    uint8_t *smem_q = smem + L.tile[QK_SMEM_Q];             // Q tile [128 x D] K-major SW128
+    uint8_t *smem_k = smem + L.tile[QK_SMEM_K];             // K tile [128 x D] K-major SW128
+    uint64_t *mma_done = (uint64_t *)(smem + L.bars);       // mbarrier: MMAs complete
+    uint32_t *tmem_slot = (uint32_t *)(smem + L.tmem_slot); // TMEM base address written by alloc
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int kv0 = blockIdx.x * QK_BN, q0 = blockIdx.y * QK_BM, bh = blockIdx.z;
 
@@ -139,7 +139,5 @@ static __global__ void __launch_bounds__(128, 1) qk_kernel(qk_params p)
 extern "C" int stage_a_sm100_launch(const void *params)
 {
     const qk_params &p = *(const qk_params *)params;
-    unsigned gx, gy, gz;
-    qk_grid_dims(&p, &gx, &gy, &gz);
-    return launch_kernel(qk_kernel, dim3(gx, gy, gz), dim3(128), qk_smem_layout_make(p.d).bytes, p);
+    return launch_kernel(qk_kernel, qk_grid(&p), 128, qk_smem_layout_make(p.d).bytes, p);
 }

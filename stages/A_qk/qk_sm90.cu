@@ -57,10 +57,10 @@ static __global__ void __launch_bounds__(256, 1) qk_kernel(qk_params p)
 #if QK_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    const qk_smem_layout L = qk_smem_layout_make(D);
+    const smem_layout L = qk_smem_layout_make(D);
     const smem_tile tq = qk_q_tile(D), tk = qk_k_tile(D);
-    uint8_t *smem_q = smem + L.q; // Q tile [128 x D] K-major SW128
-    uint8_t *smem_k = smem + L.k; // K tile [128 x D] K-major SW128
+    uint8_t *smem_q = smem + L.tile[QK_SMEM_Q]; // Q tile [128 x D] K-major SW128
+    uint8_t *smem_k = smem + L.tile[QK_SMEM_K]; // K tile [128 x D] K-major SW128
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
     const int kv0 = blockIdx.x * QK_BN, q0 = blockIdx.y * QK_BM, bh = blockIdx.z;
 
@@ -77,10 +77,7 @@ static __global__ void __launch_bounds__(256, 1) qk_kernel(qk_params p)
 #pragma unroll
     for (int i = 0; i < QK_BN / 2; i++) acc[i] = 0.0f; // defined values; the first wgmma ignores them (scale-d 0)
     wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < D; k += 16)
-        wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 64 * wg, k),
-                                       smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+    wgmma_m64n128_ss_bf16_over_k<D>(acc, tq, smem_u32(smem_q), 64 * wg, tk, smem_u32(smem_k));
     wgmma_commit();
     wgmma_wait<0>();
 
@@ -102,9 +99,7 @@ static __global__ void __launch_bounds__(256, 1) qk_kernel(qk_params p)
 extern "C" int stage_a_sm90_launch(const void *params)
 {
     const qk_params &p = *(const qk_params *)params;
-    unsigned gx, gy, gz;
-    qk_grid_dims(&p, &gx, &gy, &gz);
     const uint32_t smem = qk_smem_layout_make(p.d).bytes;
     return dispatch_head_dim<16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256>(
-        p.d, [&](auto D) { return launch_kernel(qk_kernel<decltype(D)::value>, dim3(gx, gy, gz), dim3(256), smem, p); });
+        p.d, [&](auto D) { return launch_kernel(qk_kernel<decltype(D)::value>, qk_grid(&p), 256, smem, p); });
 }

@@ -8,6 +8,7 @@
 
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/grid.h"
 #include "model/smem_layout.h"
 
 #define PV_BM 128 /* query rows per CTA */
@@ -37,31 +38,19 @@ enum { PV_BAR_S_FULL, PV_BAR_P_FULL, PV_BAR_O_DONE, PV_NUM_BARS };
 
 /* One CTA's SMEM (offsets from the 1024-aligned base; the sm90 kernel uses the tiles only):
  *   smem_q, smem_k, smem_v: the three tiles; the mbarriers; the TMEM base address slot. */
-typedef struct {
-    uint32_t q, k, v, bars, tmem_slot;
-    uint32_t used;  /* bytes from the aligned base */
-    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
-} pv_smem_layout;
+enum { PV_SMEM_Q, PV_SMEM_K, PV_SMEM_V, PV_SMEM_TILES };
 
-FMHA_HD pv_smem_layout pv_smem_layout_make(int d)
+FMHA_HD smem_layout pv_smem_layout_make(int d)
 {
-    pv_smem_layout l;
-    uint32_t at = 0;
-    l.q = smem_place(&at, pv_q_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.k = smem_place(&at, pv_k_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.v = smem_place(&at, pv_v_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.bars = smem_place(&at, 8u * PV_NUM_BARS, 8u);
-    l.tmem_slot = smem_place(&at, 4u, 4u);
-    l.used = at;
-    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
-    return l;
+    const uint32_t tiles[PV_SMEM_TILES] = {pv_q_tile(d).bytes, pv_k_tile(d).bytes, pv_v_tile(d).bytes};
+    return smem_layout_make(tiles, PV_SMEM_TILES, PV_NUM_BARS);
 }
 
 /* The grid: x = query tiles, y = batch x heads (validate() checks the limits). */
-FMHA_HD void pv_grid_dims(const pv_params *p, unsigned *x, unsigned *y)
+FMHA_HD grid3 pv_grid(const pv_params *p)
 {
-    *x = (unsigned)((p->sq + PV_BM - 1) / PV_BM);
-    *y = (unsigned)(p->b * p->h);
+    grid3 g = {(unsigned)((p->sq + PV_BM - 1) / PV_BM), (unsigned)(p->b * p->h), 1u};
+    return g;
 }
 
 /* TMEM columns (sm100), 512 allocated (S + P + O = 128 + 64 + D, rounded up to a power of two):

@@ -24,8 +24,8 @@ typedef struct {
     emu_flow f;
     const pv_params *p;
     unsigned faults;
-    uint8_t *img;              /* the CTA's SMEM image, laid out by pv_smem_layout (+ padding) */
-    pv_smem_layout L;          /* smem_q = L.q, smem_k = L.k, smem_v = L.v */
+    uint8_t *img;      /* the CTA's SMEM image, laid out by pv_smem_layout_make (+ padding) */
+    smem_layout L;
     uint32_t img_bytes;
     smem_tile tq, tk, tv, tv_kmajor;
 } emu_ctx;
@@ -60,7 +60,8 @@ static int emu_cta(emu_ctx *c, int bh, int qt)
     const uint16_t *kbh = p->k + (size_t)bh * p->skv * d, *vbh = p->v + (size_t)bh * p->skv * d;
     emu_flow *f = &c->f;
     tmem_model *tm = f->tm;
-    const uint32_t smem_q = c->L.q, smem_k = c->L.k, smem_v = c->L.v; /* SMEM addresses in the image */
+    /* SMEM addresses of the tiles in the image */
+    const uint32_t smem_q = c->L.tile[PV_SMEM_Q], smem_k = c->L.tile[PV_SMEM_K], smem_v = c->L.tile[PV_SMEM_V];
     smem_image im = {c->img, 0, c->img_bytes};
 
     /* Step 1: prologue: TMEM, barriers, the Q tile */
@@ -153,15 +154,14 @@ int pv_emu_run(const pv_params *p, unsigned faults, char *err, int errlen)
     c.tv = pv_v_tile(p->d);
     c.tv_kmajor = smem_tile_make(MAJOR_K, SWZ_128B, 2, PV_BN, p->d);
     /* room for the K-major fault's reads past the V tile (on a GPU: whatever SMEM follows) */
-    c.img_bytes = c.L.v + 2 * (c.tv_kmajor.bytes > c.tv.bytes ? c.tv_kmajor.bytes : c.tv.bytes);
+    c.img_bytes = c.L.tile[PV_SMEM_V] + 2 * (c.tv_kmajor.bytes > c.tv.bytes ? c.tv_kmajor.bytes : c.tv.bytes);
     if (c.img_bytes < c.L.used) c.img_bytes = c.L.used;
     c.img = calloc(c.img_bytes, 1);
     err[0] = '\0';
     int rc = (c.f.tm && c.img) ? 0 : 1;
-    unsigned gx, gy;
-    pv_grid_dims(p, &gx, &gy);
-    for (unsigned bh = 0; bh < gy && !rc; bh++)
-        for (unsigned qt = 0; qt < gx && !rc; qt++) rc = emu_cta(&c, (int)bh, (int)qt);
+    const grid3 g = pv_grid(p);
+    for (unsigned bh = 0; bh < g.y && !rc; bh++)
+        for (unsigned qt = 0; qt < g.x && !rc; qt++) rc = emu_cta(&c, (int)bh, (int)qt);
     free(c.img);
     tmem_model_free(c.f.tm);
     return rc;

@@ -76,11 +76,11 @@ static __global__ void __launch_bounds__(160, 1) pv_kernel(pv_params p)
 #if PV_SM100_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    const pv_smem_layout L = pv_smem_layout_make(p.d);
+    const smem_layout L = pv_smem_layout_make(p.d);
     const smem_tile tq = pv_q_tile(p.d), tk = pv_k_tile(p.d), tv = pv_v_tile(p.d);
-    uint8_t *smem_q = smem + L.q; // [128 x D] K-major SW128
-    uint8_t *smem_k = smem + L.k; // [128 x D] K-major SW128
-    uint8_t *smem_v = smem + L.v; // [128 kv x D] MN-major SW128
+    uint8_t *smem_q = smem + L.tile[PV_SMEM_Q]; // [128 x D] K-major SW128
+    uint8_t *smem_k = smem + L.tile[PV_SMEM_K]; // [128 x D] K-major SW128
+    uint8_t *smem_v = smem + L.tile[PV_SMEM_V]; // [128 kv x D] MN-major SW128
     uint64_t *bars = (uint64_t *)(smem + L.bars);
     const uint32_t s_full = smem_u32(&bars[PV_BAR_S_FULL]), p_full = smem_u32(&bars[PV_BAR_P_FULL]);
     const uint32_t o_done = smem_u32(&bars[PV_BAR_O_DONE]);
@@ -194,7 +194,5 @@ static __global__ void __launch_bounds__(160, 1) pv_kernel(pv_params p)
 extern "C" int stage_b_sm100_launch(const void *params)
 {
     const pv_params &p = *(const pv_params *)params;
-    unsigned gx, gy;
-    pv_grid_dims(&p, &gx, &gy);
-    return launch_kernel(pv_kernel, dim3(gx, gy), dim3(160), pv_smem_layout_make(p.d).bytes, p);
+    return launch_kernel(pv_kernel, pv_grid(&p), 160, pv_smem_layout_make(p.d).bytes, p);
 }

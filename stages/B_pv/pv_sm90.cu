@@ -63,11 +63,11 @@ static __global__ void __launch_bounds__(256, 1) pv_kernel(pv_params p)
 #if PV_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    const pv_smem_layout L = pv_smem_layout_make(D);
+    const smem_layout L = pv_smem_layout_make(D);
     const smem_tile tq = pv_q_tile(D), tk = pv_k_tile(D), tv = pv_v_tile(D);
-    uint8_t *smem_q = smem + L.q; // [128 x D] K-major SW128
-    uint8_t *smem_k = smem + L.k; // [128 x D] K-major SW128
-    uint8_t *smem_v = smem + L.v; // [128 kv x D] MN-major SW128
+    uint8_t *smem_q = smem + L.tile[PV_SMEM_Q]; // [128 x D] K-major SW128
+    uint8_t *smem_k = smem + L.tile[PV_SMEM_K]; // [128 x D] K-major SW128
+    uint8_t *smem_v = smem + L.tile[PV_SMEM_V]; // [128 kv x D] MN-major SW128
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
     const int q0 = blockIdx.x * PV_BM, bh = blockIdx.y;
     const uint16_t *kbh = p.k + (size_t)bh * p.skv * D, *vbh = p.v + (size_t)bh * p.skv * D;
@@ -91,10 +91,7 @@ static __global__ void __launch_bounds__(256, 1) pv_kernel(pv_params p)
 #pragma unroll
         for (int i = 0; i < PV_BN / 2; i++) s[i] = 0.0f;
         wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < D; k += 16)
-            wgmma_m64n128k16_ss_bf16<0, 0>(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 64 * wg, k),
-                                           smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+        wgmma_m64n128_ss_bf16_over_k<D>(s, tq, smem_u32(smem_q), 64 * wg, tk, smem_u32(smem_k));
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -137,9 +134,7 @@ static __global__ void __launch_bounds__(256, 1) pv_kernel(pv_params p)
 extern "C" int stage_b_sm90_launch(const void *params)
 {
     const pv_params &p = *(const pv_params *)params;
-    unsigned gx, gy;
-    pv_grid_dims(&p, &gx, &gy);
     const uint32_t smem = pv_smem_layout_make(p.d).bytes;
     return dispatch_head_dim<64, 128>(
-        p.d, [&](auto D) { return launch_kernel(pv_kernel<decltype(D)::value>, dim3(gx, gy), dim3(256), smem, p); });
+        p.d, [&](auto D) { return launch_kernel(pv_kernel<decltype(D)::value>, pv_grid(&p), 256, smem, p); });
 }

@@ -173,29 +173,14 @@ static const char *const emu_rows[] = {
 static int shapes(shape_suite suite, int i, char *args, size_t len)
 {
     static const int ds[2] = {64, 128};
+    static const char *const quick_skip[] = {"409", NULL};
     const int n = (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]);
     switch (suite) {
-    case SUITE_GPU:
-    case SUITE_GPU_QUICK:
-        for (int idx = 0; idx < 2 * n * 2; idx++) {
-            const int d = ds[idx / (2 * n)], sh = idx / 2 % n, exact = idx % 2;
-            if (suite == SUITE_GPU_QUICK && strstr(gpu_shapes[sh], "409")) continue;
-            if (i-- > 0) continue;
-            snprintf(args, len, "--d %d %s --init %s --seed %d", d, gpu_shapes[sh], exact ? "int" : "rand", 20 + sh);
-            return 1;
-        }
-        return 0;
+    case SUITE_GPU: return shape_grid_row(ds, 2, gpu_shapes, n, NULL, 20, i, args, len);
+    case SUITE_GPU_QUICK: return shape_grid_row(ds, 2, gpu_shapes, n, quick_skip, 20, i, args, len);
     case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
-    case SUITE_BENCH:
-    case SUITE_BENCH_QUICK: {
-        prefill_shape s;
-        for (int k = 0; bench_prefill_shape(suite == SUITE_BENCH_QUICK, k, &s); k++) {
-            if (s.causal || i-- > 0) continue; /* non-causal shapes only, H = Hq */
-            snprintf(args, len, "--b %d --hq %d --sq %d --skv %d --d %d", s.b, s.hq, s.s, s.s, s.d);
-            return 1;
-        }
-        return 0;
-    }
+    case SUITE_BENCH: return shape_bench_gemm_row(0, i, args, len);
+    case SUITE_BENCH_QUICK: return shape_bench_gemm_row(1, i, args, len);
     default: return 0;
     }
 }

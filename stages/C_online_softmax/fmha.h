@@ -30,25 +30,13 @@ FMHA_HD uint32_t fmha_bar_count(int bar)
 
 /* One CTA's SMEM (offsets from the 1024-aligned base; the sm90 kernel uses the tiles only):
  *   smem_q [Br x D] K-major SW128, smem_k [Bc x D] K-major SW128, smem_v [Bc x D] MN-major SW128,
- *   the mbarriers, the TMEM base address written by tcgen05.alloc. */
-typedef struct {
-    uint32_t q, k, v, bars, tmem_slot;
-    uint32_t used;  /* bytes from the aligned base */
-    uint32_t bytes; /* dynamic SMEM to request: used + the base alignment's worst case */
-} fmha_smem_layout;
+ *   then the mbarriers and the TMEM base address written by tcgen05.alloc. */
+enum { FMHA_SMEM_Q, FMHA_SMEM_K, FMHA_SMEM_V, FMHA_SMEM_TILES };
 
-FMHA_HD fmha_smem_layout fmha_smem_layout_make(int d)
+FMHA_HD smem_layout fmha_smem_layout_make(int d)
 {
-    fmha_smem_layout l;
-    uint32_t at = 0;
-    l.q = smem_place(&at, fmha_q_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.k = smem_place(&at, fmha_k_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.v = smem_place(&at, fmha_v_tile(d).bytes, SMEM_TILE_ALIGN);
-    l.bars = smem_place(&at, 8u * FMHA_NUM_BARS, 8u);
-    l.tmem_slot = smem_place(&at, 4u, 4u);
-    l.used = at;
-    l.bytes = smem_launch_bytes(at, SMEM_TILE_ALIGN);
-    return l;
+    const uint32_t tiles[FMHA_SMEM_TILES] = {fmha_q_tile(d).bytes, fmha_k_tile(d).bytes, fmha_v_tile(d).bytes};
+    return smem_layout_make(tiles, FMHA_SMEM_TILES, FMHA_NUM_BARS);
 }
 
 /* TMEM columns (sm100), 512 allocated (S 128 + P 64 + O up to 256, a power of two):

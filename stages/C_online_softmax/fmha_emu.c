@@ -24,8 +24,8 @@
 typedef struct {
     emu_flow f;
     const fmha_params *p;
-    uint8_t *img;              /* the CTA's SMEM image, laid out by fmha_smem_layout */
-    fmha_smem_layout L;        /* smem_q = L.q, smem_k = L.k, smem_v = L.v */
+    uint8_t *img;      /* the CTA's SMEM image, laid out by fmha_smem_layout_make */
+    smem_layout L;
     smem_tile tq, tk, tv;
     uint16_t *rowbuf;          /* one gathered tile of 16-bit rows (strided inputs -> contiguous) */
 } emu_ctx;
@@ -52,7 +52,8 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     const uint16_t *kh = p->k + b * p->k_sb + hk * p->k_sh, *vh = p->v + b * p->v_sb + hk * p->v_sh;
     emu_flow *f = &c->f;
     tmem_model *tm = f->tm;
-    const uint32_t smem_q = c->L.q, smem_k = c->L.k, smem_v = c->L.v; /* SMEM addresses in the image */
+    /* SMEM addresses of the tiles in the image */
+    const uint32_t smem_q = c->L.tile[FMHA_SMEM_Q], smem_k = c->L.tile[FMHA_SMEM_K], smem_v = c->L.tile[FMHA_SMEM_V];
     smem_image im = {c->img, 0, c->L.used};
     const float scale_log2 = p->scale * FMHA_LOG2E;
 
@@ -220,11 +221,10 @@ int stage_c_emu_run(const fmha_params *p, char *err, int errlen)
     c.rowbuf = calloc((size_t)FMHA_BN * p->d, 2);
     err[0] = '\0';
     int rc = (c.f.tm && c.img && c.rowbuf) ? 0 : 1;
-    unsigned gx, gy, gz;
-    fmha_grid_dims(p, &gx, &gy, &gz);
-    for (unsigned b = 0; b < gz && !rc; b++)
-        for (unsigned h = 0; h < gy && !rc; h++)
-            for (unsigned qt = 0; qt < gx && !rc; qt++) rc = emu_cta(&c, (int)b, (int)h, (int)qt);
+    const grid3 g = fmha_grid(p);
+    for (unsigned b = 0; b < g.z && !rc; b++)
+        for (unsigned h = 0; h < g.y && !rc; h++)
+            for (unsigned qt = 0; qt < g.x && !rc; qt++) rc = emu_cta(&c, (int)b, (int)h, (int)qt);
     free(c.img);
     free(c.rowbuf);
     tmem_model_free(c.f.tm);

@@ -77,11 +77,11 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(fmha
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     const int d = p.d;
-    const fmha_smem_layout L = fmha_smem_layout_make(d);
+    const smem_layout L = fmha_smem_layout_make(d);
     const smem_tile tq = fmha_q_tile(d), tk = fmha_k_tile(d), tv = fmha_v_tile(d);
-    uint8_t *smem_q = smem + L.q; // [128 x D] K-major SW128: A of S = Q K^T
-    uint8_t *smem_k = smem + L.k; // [128 x D] K-major SW128: B of S = Q K^T
-    uint8_t *smem_v = smem + L.v; // [128 kv x D] MN-major SW128: B of O = P V
+    uint8_t *smem_q = smem + L.tile[FMHA_SMEM_Q]; // [128 x D] K-major SW128: A of S = Q K^T
+    uint8_t *smem_k = smem + L.tile[FMHA_SMEM_K]; // [128 x D] K-major SW128: B of S = Q K^T
+    uint8_t *smem_v = smem + L.tile[FMHA_SMEM_V]; // [128 kv x D] MN-major SW128: B of O = P V
     uint64_t *bars = (uint64_t *)(smem + L.bars);
     const uint32_t q_full = smem_u32(&bars[FMHA_BAR_Q_FULL]), kv_full = smem_u32(&bars[FMHA_BAR_KV_FULL]);
     const uint32_t kv_empty = smem_u32(&bars[FMHA_BAR_KV_EMPTY]), s_full = smem_u32(&bars[FMHA_BAR_S_FULL]);
@@ -261,7 +261,5 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(fmha
 extern "C" int stage_c_sm100_launch(const void *params)
 {
     const fmha_params &p = *(const fmha_params *)params;
-    unsigned gx, gy, gz;
-    fmha_grid_dims(&p, &gx, &gy, &gz);
-    return launch_kernel(fmha_kernel, dim3(gx, gy, gz), dim3(FMHA_SM100_THREADS), fmha_smem_layout_make(p.d).bytes, p);
+    return launch_kernel(fmha_kernel, fmha_grid(&p), FMHA_SM100_THREADS, fmha_smem_layout_make(p.d).bytes, p);
 }

@@ -64,11 +64,11 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(fmha_
 #if FMHA_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    const fmha_smem_layout L = fmha_smem_layout_make(D);
+    const smem_layout L = fmha_smem_layout_make(D);
     const smem_tile tq = fmha_q_tile(D), tk = fmha_k_tile(D), tv = fmha_v_tile(D);
-    uint8_t *smem_q = smem + L.q; // [128 x D] K-major SW128: A of S = Q K^T
-    uint8_t *smem_k = smem + L.k; // [128 x D] K-major SW128: B of S = Q K^T
-    uint8_t *smem_v = smem + L.v; // [128 kv x D] MN-major SW128: B of O = P V
+    uint8_t *smem_q = smem + L.tile[FMHA_SMEM_Q]; // [128 x D] K-major SW128: A of S = Q K^T
+    uint8_t *smem_k = smem + L.tile[FMHA_SMEM_K]; // [128 x D] K-major SW128: B of S = Q K^T
+    uint8_t *smem_v = smem + L.tile[FMHA_SMEM_V]; // [128 kv x D] MN-major SW128: B of O = P V
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128, lane = threadIdx.x % 32;
     const int q0 = blockIdx.x * FMHA_BM, h = blockIdx.y, b = blockIdx.z, hk = fmha_kv_head(&p, h);
     const uint16_t *kh = p.k + b * p.k_sb + hk * p.k_sh, *vh = p.v + b * p.v_sb + hk * p.v_sh;
@@ -104,10 +104,7 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(fmha_
 #pragma unroll
         for (int i = 0; i < FMHA_BN / 2; i++) s[i] = 0.0f;
         wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < D; k += 16)
-            wgmma_m64n128k16_ss_bf16<0, 0>(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 64 * wg, k),
-                                           smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+        wgmma_m64n128_ss_bf16_over_k<D>(s, tq, smem_u32(smem_q), 64 * wg, tk, smem_u32(smem_k));
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -190,10 +187,8 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(fmha_
 extern "C" int stage_c_sm90_launch(const void *params)
 {
     const fmha_params &p = *(const fmha_params *)params;
-    unsigned gx, gy, gz;
-    fmha_grid_dims(&p, &gx, &gy, &gz);
     const uint32_t smem = fmha_smem_layout_make(p.d).bytes;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        return launch_kernel(fmha_kernel<decltype(D)::value>, dim3(gx, gy, gz), dim3(FMHA_SM90_THREADS), smem, p);
+        return launch_kernel(fmha_kernel<decltype(D)::value>, fmha_grid(&p), FMHA_SM90_THREADS, smem, p);
     });
 }

@@ -100,14 +100,8 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
         }
         return suite == SUITE_GPU ? shape_list_row(long_rows, 4, i, args, len) : 0;
     case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
-    case SUITE_BENCH:
-    case SUITE_BENCH_QUICK: {
-        prefill_shape s;
-        if (!bench_prefill_shape(suite == SUITE_BENCH_QUICK, i, &s)) return 0;
-        snprintf(args, len, "--b %d --hq %d --hkv %d --sq %d --skv %d --d %d --causal %d", s.b, s.hq, s.hkv, s.s, s.s,
-                 s.d, s.causal);
-        return 1;
-    }
+    case SUITE_BENCH: return shape_bench_attn_row(0, i, args, len);
+    case SUITE_BENCH_QUICK: return shape_bench_attn_row(1, i, args, len);
     default: return 0;
     }
 }

@@ -42,6 +42,31 @@ int stage_table_run(const stage_def *st, shape_suite suite, const char *backend,
     return failed;
 }
 
+static int too_few(const stage_def *st, shape_suite suite, int runs, int min_rows)
+{
+    if (runs >= min_rows) return 0;
+    fprintf(stderr, "FAILED: stage %s's %s suite has %d rows, fewer than %d\n", st->letter, shape_suite_name(suite), runs,
+            min_rows);
+    return 1;
+}
+
+int gpu_table_failures(const stage_def *st, const char *backend, int d, int min_rows)
+{
+    const shape_suite suite = getenv("FMHA_TEST_QUICK") ? SUITE_GPU_QUICK : SUITE_GPU;
+    char filter[32];
+    snprintf(filter, sizeof filter, "--d %d ", d);
+    int runs;
+    const int failed = stage_table_run(st, suite, backend, filter, "--iters 0", &runs);
+    return failed + too_few(st, suite, runs, min_rows);
+}
+
+int emu_table_failures(const stage_def *st, int min_rows)
+{
+    int runs;
+    const int failed = stage_table_run(st, SUITE_EMU, "emu", NULL, "", &runs);
+    return failed + too_few(st, SUITE_EMU, runs, min_rows);
+}
+
 int program_exit_code(const char *program, const char *args)
 {
     char cmd[1200];

@@ -20,6 +20,15 @@ int stage_run_counted(const stage_def *st, const char *args);
 int stage_table_run(const stage_def *st, shape_suite suite, const char *backend, const char *filter,
                     const char *extra, int *runs);
 
+/* A whole suite of the stage's table, for a test to assert on:
+ *   gpu_table_failures  the gpu suite (gpu-quick under FMHA_TEST_QUICK, as the sanitizers run it)
+ *                       rows of head dim d on `backend`, untimed;
+ *   emu_table_failures  every emu-suite row on the host model.
+ * Each returns the number of failed rows (each printed as by stage_run_counted), plus one when the
+ * suite has fewer than min_rows rows (a table that lost its rows must not pass). */
+int gpu_table_failures(const stage_def *st, const char *backend, int d, int min_rows);
+int emu_table_failures(const stage_def *st, int min_rows);
+
 /* Runs build/bin/<program> with args through the shell; returns its exit code (-1 if it could
  * not run). Output goes to the test's log. */
 int program_exit_code(const char *program, const char *args);

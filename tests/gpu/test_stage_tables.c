@@ -1,0 +1,35 @@
+/* Every stage on the GPU over its own shape table (the gpu suite of stage_X --shapes; gpu-quick
+ * under the sanitizers, FMHA_TEST_QUICK): sm90 on the H200, sm100 on a B200 (skipped elsewhere).
+ * Each row is the whole stage program (stage_main): poisoned outputs, fresh inputs, the stage's
+ * fp64 check (exact for integer inputs in A and B, the FlashAttention-3 rule with LSE and NaN
+ * positions in C), exit code 0 only when verified. One test per stage and head dim.
+ *   A  D {64, 128, 256} x Sq/Skv in {128 .. 4096} with tails, exact and random
+ *   B  D {64 (the seed's non-square 128 x 64 P V), 128} x Skv up to 4097, exact and random
+ *   C  D {64, 128, 256} x T {1 .. 128} x Skv {1 .. 4096} x causal, MHA/MQA/GQA, BHSD/BSHD, long
+ *      sequences */
+#include <criterion/criterion.h>
+
+#include "stage_run.h"
+#include "test_util.h"
+
+extern const stage_def stage_A, stage_B, stage_C;
+
+static void table(const stage_def *st, const char *backend, int d)
+{
+    cr_expect_eq(gpu_table_failures(st, backend, d, 1), 0, "stage %s on %s, D=%d: see the FAILED lines", st->letter,
+                 backend, d);
+}
+
+Test(stage_a_gpu, sm90_d64, .timeout = 300) { SKIP_WITHOUT_GPU(9); table(&stage_A, "sm90", 64); }
+Test(stage_a_gpu, sm90_d128, .timeout = 300) { SKIP_WITHOUT_GPU(9); table(&stage_A, "sm90", 128); }
+Test(stage_a_gpu, sm90_d256, .timeout = 300) { SKIP_WITHOUT_GPU(9); table(&stage_A, "sm90", 256); }
+Test(stage_a_gpu, sm100_d128, .timeout = 300) { SKIP_WITHOUT_GPU(10); table(&stage_A, "sm100", 128); }
+
+Test(stage_b_gpu, sm90_d64_non_square_pv, .timeout = 300) { SKIP_WITHOUT_GPU(9); table(&stage_B, "sm90", 64); }
+Test(stage_b_gpu, sm90_d128, .timeout = 300) { SKIP_WITHOUT_GPU(9); table(&stage_B, "sm90", 128); }
+Test(stage_b_gpu, sm100_d64, .timeout = 300) { SKIP_WITHOUT_GPU(10); table(&stage_B, "sm100", 64); }
+
+Test(stage_c_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 64); }
+Test(stage_c_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 128); }
+Test(stage_c_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 256); }
+Test(stage_c_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_C, "sm100", 128); }
