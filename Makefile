@@ -1,17 +1,55 @@
-# FMHA staged codebase: the one entry point.
-#
-#   make            build everything (common library, every stage, tools, tests)
-#   make run        every stage at its default shape on the best backend here + milestone table
-#   make run STAGE=A ARGS="--sq 256 --backend emu"
-#   make test       all Criterion suites (GPU suites skip without a GPU); non-zero on any failure
-#   make deps       install the Debian packages the project needs, only when missing
-#   make sass       SASS of each stage with the instructions that must be there (needs cuobjdump)
-#   make sanitize   compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
-#   make gpu-test   what the GPU machine runs: make test with a bundled Criterion, then sass
-#   make bench      (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv; BENCH_SHAPES=quick
-#   make plots      figures in plots/ and the README perf table from the plots/data CSVs
-#   make clean
-#
+## FMHA staged codebase: the one entry point. `make help` prints every line that starts with "##".
+##
+## Targets
+##   make              build: common library, stage libraries, every stage, tools, and the tests when
+##                     Criterion is installed (else one line says so); installs nothing
+##   make run          every stage at its default shape on the best backend here + milestone table
+##   make run STAGE=A ARGS="--sq 256 --backend emu"
+##   make test         installs what the tests need when missing (scripts/deps.sh all: Criterion,
+##                     python3-matplotlib; with CRITERION_HOME only checks the bundle), builds, then
+##                     runs every Criterion suite (GPU suites skip without a GPU); non-zero on failure
+##   make deps         install the Debian packages the project needs, only when missing
+##   make deps-test    Criterion only, only when missing (or check the CRITERION_HOME bundle)
+##   make stages | tools | tests | libs   one part of the build (tests need Criterion)
+##   make footgun FG=NN  build the tests, run footgun test NN (tests/footguns/test_fgNN_*) --verbose
+##   make footguns     every footgun test: FG, slug, pass/fail/skip, its FGnn/broken/fixed lines
+##   make sass         SASS of each stage with the instructions that must be there (needs
+##                     cuobjdump, on PATH or in $(CUDA_HOME)/bin; exit 77 without it)
+##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
+##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion, then sass
+##                     (exit 77 without an NVIDIA GPU)
+##   make criterion-bundle  copy Criterion into .criterion-rt/ for the GPU machine
+##   make bench        (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv
+##   make plots        figures in plots/ and the README perf table from the plots/data CSVs
+##                     (installs python3-matplotlib when missing)
+##   make build/obj/<source>.o   one object, e.g. build/obj/stages/C_online_softmax/fmha_sm90.cu.o
+##   make help         this text
+##   make clean        remove build/
+##
+## Variables (make VAR=value, or the environment)
+##   STAGE=X           make run: only stage X (a letter: A, B, C, ...)
+##   ARGS="..."        make run: arguments passed to every stage program
+##   TEST_FILTER=glob  make test / footgun(s): passed as --filter to each Criterion binary,
+##                     (suite/test), e.g. TEST_FILTER='footgun/*' or 'stage_c_emu/*'
+##   JOBS=N            parallel build jobs and CPU test jobs (default: nproc)
+##   CRITERION_HOME=dir  a Criterion bundle (include/, lib/) instead of the system one; with it
+##                     make test installs nothing
+##   CUDA_HOME=dir     CUDA toolkit (default: where nvcc on PATH lives, else /usr/local/cuda)
+##   FG=NN             make footgun: the footgun number (7, 07 or fg07)
+##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass), no cuobjdump
+##   GPU_TEST_SANITIZE=seconds  make gpu-test: also run make sanitize under this time limit
+##   BENCH_SHAPES=full|quick    make bench: shape set (quick: D = 128, fewer S)
+##   BENCH_ITERS=20 BENCH_WARMUP=3  make bench: timed samples (>= 20) and warm-up launches
+##   BENCH_BUDGET_S=530         make bench: past this many seconds the remaining rows are skipped
+##   BENCH_TIMEOUT_S=150        make bench: one program running longer is killed (failed row)
+##   BENCH_MAX_S_GB=40          make bench: skip rows whose materialized S or P exceeds this
+##   BENCH_PYTHON=python3       make bench: the python with PyTorch for the SDPA baselines
+##   BENCH_CSV=path             make bench: write the CSV there instead of plots/data/
+##   BENCH_DRY_RUN=1            make bench: list what would run; needs no GPU, writes nothing
+##
+## Stage kernels (sources under stages/) fail to build on ptxas C7515 (wgmma serialized):
+## scripts/nvcc_guard.sh deletes the object and names the file.
+
 # Source-to-target rules:
 #   *.c          -> gcc -std=c11, -Wall -Wextra -Werror
 #   *_sm90.cu    -> sm_90a only (wgmma does not exist on sm_100a)
@@ -75,31 +113,47 @@ LIB_TESTKERN := $(BUILD)/lib/libtestkernels.a
 
 # ---------------------------------------------------------------------------------------------
 # Top-level targets
-.PHONY: all build-all stages tools tests run test deps deps-test clean sass sanitize \
-        criterion-bundle gpu-test help bench plots
+.PHONY: all build-all libs stages tools tests run test deps deps-test clean sass sanitize \
+        criterion-bundle gpu-test help bench plots footgun footguns
 
+# Sub-makes run JOBS jobs in parallel, unless make was given -j itself (then its jobserver is
+# shared rather than reset with a warning).
+PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
+# Is criterion/criterion.h reachable (system include path, or CRITERION_HOME)? A shell test, run
+# only by the recipes that use it.
+HAVE_CRITERION = echo '\#include <criterion/criterion.h>' | $(CC) $(CRIT_CPPFLAGS) -E -x c - >/dev/null 2>&1
+
+# make: build only. Without Criterion, everything but the tests, and one line saying so.
 all:
-	@$(MAKE) --no-print-directory deps-test
-	@$(MAKE) --no-print-directory -j$(JOBS) build-all
+	@if $(HAVE_CRITERION); then \
+	  $(MAKE) --no-print-directory $(PAR) build-all; \
+	else \
+	  $(MAKE) --no-print-directory $(PAR) libs stages tools && \
+	  echo "make: Criterion not installed; tests not built (make deps or make test installs it)"; \
+	fi
 
-build-all: stages tools tests
+build-all: libs stages tools tests
 
+libs: $(LIB_COMMON) $(LIB_STAGES) $(LIB_TESTKERN)
 stages: $(STAGE_BINS)
 tools: $(TOOL_BINS) $(BENCH_BINS)
 tests: $(TEST_BINS)
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n 's/^## \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # make run: every stage at its default shape, then a milestone table; STAGE=X runs one stage.
 run:
-	@$(MAKE) --no-print-directory -j$(JOBS) $(LIB_COMMON) stages tools
+	@$(MAKE) --no-print-directory $(PAR) $(LIB_COMMON) stages tools
 	@scripts/run_stages.sh $(if $(STAGE),--stage $(STAGE)) -- $(ARGS)
 
-# make test: deps (Criterion), build, then every test binary; GPU suites run one test at a time.
+# make test: deps (Criterion + matplotlib for the plot self-test; with CRITERION_HOME, the GPU
+# machine without apt, only the bundle is checked), build, then every test binary; GPU suites run
+# one test at a time.
 test:
-	@$(MAKE) --no-print-directory deps-test
-	@$(MAKE) --no-print-directory -j$(JOBS) tests stages tools
+	@CRITERION_HOME="$(CRITERION_HOME)" scripts/deps.sh $(if $(CRITERION_HOME),bundle,all)
+	@$(MAKE) --no-print-directory $(PAR) tests stages tools
 	@scripts/run_tests.sh $(TEST_BINS)
 
 deps:
@@ -116,18 +170,34 @@ criterion-bundle:
 gpu-test:
 	@scripts/gpu_machine.sh
 
+# make sass: exit 77 at once where there is no cuobjdump (PATH, then $(CUDA_HOME)/bin).
 sass:
-	@$(MAKE) --no-print-directory -j$(JOBS) stages
-	@scripts/sass_check.sh $(STAGE_BINS)
+	@CUDA_HOME="$(CUDA_HOME)" scripts/sass_check.sh --check-tool
+	@$(MAKE) --no-print-directory $(PAR) stages
+	@CUDA_HOME="$(CUDA_HOME)" scripts/sass_check.sh $(STAGE_BINS)
+
+# make footgun FG=NN: exit 2 (listing the FG numbers) when FG is missing or names no test.
+# Neither installs anything: without Criterion they say so and stop.
+NEED_CRITERION = $(HAVE_CRITERION) || { echo "make $@: Criterion not installed (make deps or make test installs it)" >&2; exit 2; }
+footgun:
+	@scripts/footgun.sh check "$(FG)"
+	@$(NEED_CRITERION)
+	@$(MAKE) --no-print-directory $(PAR) tests
+	@scripts/footgun.sh one "$(FG)"
+
+footguns:
+	@$(NEED_CRITERION)
+	@$(MAKE) --no-print-directory $(PAR) tests
+	@scripts/footgun.sh all
 
 sanitize:
-	@$(MAKE) --no-print-directory -j$(JOBS) stages
+	@$(MAKE) --no-print-directory $(PAR) stages
 	@scripts/sanitize.sh
 
 # make bench: exits 77 (make reports "Error 77") where there is no GPU; BENCH_SHAPES=quick for a subset.
 bench:
 	@CUDA_HOME="$(CUDA_HOME)" BENCH_PRECHECK=1 scripts/bench.sh
-	@$(MAKE) --no-print-directory -j$(JOBS) $(LIB_COMMON) stages tools
+	@$(MAKE) --no-print-directory $(PAR) $(LIB_COMMON) stages tools
 	@CUDA_HOME="$(CUDA_HOME)" scripts/bench.sh
 
 # make plots: with no benchmark CSV yet it says there is nothing to plot and succeeds.
@@ -194,17 +264,24 @@ $(BUILD)/obj/%.c.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# Stage kernels (sources under stages/) compile through scripts/nvcc_guard.sh: nvcc's output is
+# shown as usual, and a ptxas C7515 (wgmma serialized) deletes the object and fails the build.
+# The same nvcc command line either way; tests/gpu/kernels and common/ compile unguarded. The
+# guard script is a prerequisite of the stage objects, so a change to it re-checks them.
+NVCC_GUARD = $(if $(filter stages/%,$<),scripts/nvcc_guard.sh $< $@ --)
+$(call obj,$(STAGE_CU)): scripts/nvcc_guard.sh
+
 $(BUILD)/obj/%_sm90.cu.o: %_sm90.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM90) -MF $(@:.o=.d) -c $< -o $@
+	$(NVCC_GUARD) $(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM90) -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/obj/%_sm100.cu.o: %_sm100.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM100) -MF $(@:.o=.d) -c $< -o $@
+	$(NVCC_GUARD) $(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM100) -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM90) $(GENCODE_SM100) -MF $(@:.o=.d) -c $< -o $@
+	$(NVCC_GUARD) $(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GENCODE_SM90) $(GENCODE_SM100) -MF $(@:.o=.d) -c $< -o $@
 
 # Header dependency tracking (gcc -MMD / nvcc -MMD).
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -2,7 +2,10 @@
 # Install the Debian packages the project needs, only when they are missing, and say so.
 #   deps.sh criterion    Criterion (the test framework) — what `make test` needs
 #   deps.sh matplotlib   python3-matplotlib — what `make plots` needs
-#   deps.sh all          both
+#   deps.sh all          both (what `make deps` and `make test` run)
+#   deps.sh bundle       what `make test CRITERION_HOME=<bundle>` runs (the GPU machine, no apt):
+#                        checks the bundle and only reports whether /usr/bin/python3 imports
+#                        matplotlib (the plot self-test skips without it); installs nothing
 # Where CRITERION_HOME points at a bundle (scripts/criterion_bundle.sh), Criterion counts as present.
 set -euo pipefail
 want=${1:-all}
@@ -25,6 +28,26 @@ install_pkgs() {
   fi
   echo "deps: installed $*"
 }
+
+case $want in criterion | matplotlib | all | bundle) ;; *) echo "deps: unknown set '$want' (criterion, matplotlib, all, bundle)" >&2; exit 2 ;; esac
+
+if [ "$want" = bundle ]; then
+  if [ -z "${CRITERION_HOME:-}" ]; then
+    echo "deps: 'bundle' needs CRITERION_HOME (a folder made by scripts/criterion_bundle.sh)" >&2
+    exit 2
+  fi
+  if [ ! -f "$CRITERION_HOME/include/criterion/criterion.h" ]; then
+    echo "deps: CRITERION_HOME=$CRITERION_HOME holds no include/criterion/criterion.h" >&2
+    exit 1
+  fi
+  echo "deps: Criterion from bundle $CRITERION_HOME"
+  if /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
+    echo "deps: matplotlib importable by /usr/bin/python3"
+  else
+    echo "deps: matplotlib not importable by /usr/bin/python3; the plot self-test will skip (not installed here: CRITERION_HOME is set)"
+  fi
+  exit 0
+fi
 
 need=()
 if [ "$want" = criterion ] || [ "$want" = all ]; then

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # What the GPU machine runs (make gpu-test): describe the machine, then `make test` with the
 # Criterion bundle in .criterion-rt (made by `make criterion-bundle` where Criterion is installed),
-# then `make sass`. The exit status is make test's.
+# then `make sass`. The exit status is make test's; 77 (before anything else) where there is no
+# NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
 set -u
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "gpu-test: no NVIDIA GPU here (nvidia-smi not found); skipped (exit 77)"
+  exit 77
+fi
+if ! gpus=$(nvidia-smi -L 2>&1) || ! grep -q '^GPU ' <<<"$gpus"; then
+  echo "gpu-test: no usable NVIDIA GPU here (nvidia-smi -L: $(head -n 1 <<<"$gpus")); skipped (exit 77)"
+  exit 77
+fi
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader 2>&1 | head -n 2
 echo "nvcc: $(nvcc --version 2>/dev/null | tail -n 1)"; echo "gcc: $(gcc --version | head -n 1)"; echo "make: $(make --version | head -n 1)"
