@@ -2,9 +2,12 @@
 """make plots: figures and the README perf table from the benchmark CSVs of real runs.
 
 Reads every plots/data/*.csv whose header has the `make bench` columns (scripts/bench.sh); other
-CSVs there (for instance the runner rows of a preliminary run) are ignored. Per GPU it uses the
-newest full run (the newest quick run, *-quick.csv, only when that GPU has no full run), or the one
-file given with --csv. It writes, for the GPU of the newest run:
+CSVs there (for instance the runner rows of a preliminary run) are ignored. Per GPU, each figure
+comes from the newest run that holds its shapes, or all from the one file given with --csv: the
+milestone plot and the README table (reference shapes only, which a quick run, *-quick.csv, has
+too) from the newest run of any kind (a full run first on the same date); the sequence-length and
+decode figures (every shape) from the newest full run, or the newest quick run when that GPU has
+no full run. It writes, for the GPU of the newest run:
   plots/milestones.png        one bar per stage A..F at the reference shape (FA3 protocol, D = 128,
                               S = 8k: B = 2, H = 16), non-causal and causal panels; horizontal lines
                               for cuDNN (PyTorch SDPA) and flash (SDPA) at that shape and the
@@ -110,8 +113,9 @@ def read_bench_csv(path):
         return None
 
 
-def choose_runs(data_dir, only=None):
-    """The run to draw per GPU: {gpu: Run}, the newest first."""
+def choose_runs(data_dir, only=None, reference=False):
+    """The run to draw per GPU, the newest first: the newest full run (quick only when a GPU has no
+    full run), or with reference=True the newest run of any kind (full first on the same date)."""
     paths = [only] if only else sorted(
         os.path.join(data_dir, p) for p in os.listdir(data_dir) if p.endswith(".csv")) if os.path.isdir(data_dir) else []
     runs = []
@@ -126,8 +130,9 @@ def choose_runs(data_dir, only=None):
     best = {}
     for r in runs:
         cur = best.get(r.gpu)
-        key = (not r.quick, r.date, os.path.basename(r.path))
-        if cur is None or key > (not cur.quick, cur.date, os.path.basename(cur.path)):
+        key = (lambda x: (x.date, not x.quick, os.path.basename(x.path))) if reference else \
+            (lambda x: (not x.quick, x.date, os.path.basename(x.path)))
+        if cur is None or key(r) > key(cur):
             best[r.gpu] = r
     return sorted(best.values(), key=lambda r: (r.date, r.path), reverse=True)
 
@@ -497,6 +502,7 @@ def slug(gpu):
 
 def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
     runs = choose_runs(data_dir, only)
+    ref_runs = {r.gpu: r for r in choose_runs(data_dir, only, reference=True)}
     if not runs:
         if not quiet:
             print("plots: no benchmark CSV (make bench columns) in %s: nothing to plot. Run `make bench` on a "
@@ -507,15 +513,16 @@ def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
     for i, run in enumerate(runs):
         suffix = "" if i == 0 else "-" + slug(run.gpu)
         paths = [os.path.join(out_dir, n + suffix + ".png") for n in names]
-        fig_milestones(run, paths[0])
+        ref = ref_runs.get(run.gpu, run)
+        fig_milestones(ref, paths[0])
         fig_seqlen(run, paths[1])
         fig_decode(run, paths[2])
         if not quiet:
-            print("plots: %s -> %s" % (run.path, ", ".join(paths)))
+            print("plots: %s -> %s; %s -> %s" % (ref.path, paths[0], run.path, ", ".join(paths[1:])))
     if readme:
         base = os.path.dirname(os.path.abspath(readme))
         rel = lambda p: os.path.relpath(os.path.abspath(p), base)
-        main = runs[0]
+        main = ref_runs.get(runs[0].gpu, runs[0])
         table = table_markdown(main, rel(main.path))
         changed = update_readme(readme, table, rel(os.path.join(out_dir, "milestones.png")),
                                 (rel(os.path.join(out_dir, "tflops_vs_seqlen.png")),
@@ -592,11 +599,11 @@ def selftest():
             if r[6] == "A" and r[15] == "ok":
                 r[18] = 11.0  # would show up if the older run were used
         write("synthetic-2000-01-01.csv", old)
-        quick = [list(r) for r in rows if r[5] != "stage" or r[6] == "A"]
+        quick = [list(r) for r in rows]
         for r in quick:
             r[0] = "2000-01-03"
             if r[6] == "A" and r[15] == "ok":
-                r[18] = 22.0  # a newer quick run must not replace the full run
+                r[18] = 22.0  # the newer quick run makes the table; the older full run would say 72.5
         write("synthetic-2000-01-03-quick.csv", quick)
         write("runner-rows.csv", [["2000-01-02", gpu, "A", "sm90"]], cols=["date", "gpu", "stage", "backend"])
 
@@ -615,15 +622,17 @@ def selftest():
         check(text.index("## Performance") < text.index("## Backends") and text.index("## Stages") <
               text.index("## Performance"), "Performance section after Stages, before Backends")
         table = text[text.index(BEGIN):text.index(END)]
-        check("synthetic-2000-01-02.csv" in table, "table made from the newest full run")
+        check("synthetic-2000-01-03-quick.csv" in table, "table made from the newest run (a quick one)")
         body = [l for l in table.splitlines() if l.startswith("| ") and not l.startswith("| Stage")]
         stages_seen = [l.split("|")[1].strip() for l in body]
         order = [s for s in stages_seen if not s.startswith("baseline")]
         check(order == sorted(order, key=lambda s: (STAGES + [s]).index(s)), "rows sorted by stage: %s" % order)
         a_rows = [l for l in body if l.startswith("| A |")]
-        check(len(a_rows) == 1 and "| 72.5 |" in a_rows[0] and "| 0.33 |" in a_rows[0],
-              "stage A: the reference row only, its TFLOP/s and ratio: %s" % a_rows)
-        check(not any("| 11.0 |" in l or "| 22.0 |" in l for l in body), "older and quick runs not used")
+        check(len(a_rows) == 1 and "| 22.0 |" in a_rows[0] and "| 0.33 |" in a_rows[0],
+              "stage A: the reference row only, its TFLOP/s and ratio, from the newest run: %s" % a_rows)
+        check(not any("| 11.0 |" in l or "| 72.5 |" in l for l in body), "older runs not used for the table")
+        check(choose_runs(data)[0].path.endswith("synthetic-2000-01-02.csv"),
+              "the sequence-length figure keeps the newest full run")
         check(any(l.startswith("| B |") and "| failed |" in l for l in body), "stage B shown as failed")
         c_rows = [l for l in body if l.startswith("| C |")]
         check(len(c_rows) == 3 and "Hq64/Hkv8" in c_rows[2] and "| no |" in c_rows[0] and "| yes |" in c_rows[1],

@@ -51,8 +51,13 @@
 #define QK_SM90_DEVICE 0
 #endif
 
+// CTAs per SM the register budget must allow (__launch_bounds__' second argument).
+#ifndef QK_SM90_MIN_CTAS
+#define QK_SM90_MIN_CTAS 1
+#endif
+
 template <int D>
-static __global__ void __launch_bounds__(256, 1) qk_kernel(qk_params p)
+static __global__ void __launch_bounds__(256, QK_SM90_MIN_CTAS) qk_kernel(qk_params p)
 {
 #if QK_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
