@@ -1,4 +1,4 @@
-/* Baselines and ceilings measured in the same run as the stages (DESIGN.md section 6):
+/* Baselines and ceilings measured in the same run as the stages (README, "How speed is measured"):
  *   baselines qk   --b B --hq H --sq M --skv N --d D   cuBLAS strided-batched bf16 GEMM computing the
  *                  same S = scale Q K^T as stage A (f32 output), the GEMM a library would run;
  *   baselines pv   --b B --hq H --sq M --skv N --d D   cuBLAS strided-batched bf16 GEMM computing

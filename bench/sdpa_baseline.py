@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fused-attention baselines through PyTorch's scaled_dot_product_attention (DESIGN.md section 6).
+"""Fused-attention baselines through PyTorch's scaled_dot_product_attention (README, "How speed is measured").
 
 For each shape and each backend asked for (cuDNN fused attention, SDPBackend.CUDNN_ATTENTION, and
 PyTorch's built-in flash attention, SDPBackend.FLASH_ATTENTION), only that backend is allowed, so

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: every stage that exists, on its best backend (--backend auto), over the standard
-# shapes, with the baselines and ceilings measured in the same run (DESIGN.md section 6). Writes
+# shapes, with the baselines and ceilings measured in the same run (README, "How speed is measured"). Writes
 # plots/data/<gpu>-<YYYY-MM-DD>.csv (quick set: ...-quick.csv), keeps every program's log under
 # build/bench/<run>/, and prints a summary sorted by stage, then shape.
 #

@@ -3,7 +3,7 @@
 // The PTX is identical on sm_90a (Hopper) and sm_100a (Blackwell): the forms used here (tx-count,
 // try_wait, arrive with a count, .shared::cta) arrived with sm_90 and sm_100 changed none of them,
 // so both architectures include this one header. Section numbers follow the PTX ISA 8.7 manual, the
-// numbering hw_reference.md uses (tcgen05 = 9.7.16, mbarrier = 9.7.13.15); later manuals moved
+// numbering notes/hardware.md uses (tcgen05 = 9.7.16, mbarrier = 9.7.13.15); later manuals moved
 // the mbarrier section (9.7.14.16, 9.7.15.16), so each citation also gives the page anchor, which
 // changes less.
 //

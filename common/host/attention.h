@@ -3,7 +3,7 @@
  * against the fp64 reference with the FlashAttention-3 error rule, the FLOP count, the dump list
  * and the GPU run. A stage's glue then holds only its rules and its backends.
  *
- * The check (DESIGN.md 5, the FlashAttention-3 rule): on every checked row, the kernel's max abs
+ * The check (README, "How results are checked", the FlashAttention-3 rule): on every checked row, the kernel's max abs
  * error against the exact fp64 attention must be at most twice the error of a reference that
  * rounds where the kernel rounds (P to bf16 before P V, O to bf16 at the end) plus a floor of
  * 1e-5. NaN/Inf positions must match (a fully masked row is O = 0, never NaN). LSE is checked on

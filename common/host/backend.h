@@ -1,4 +1,4 @@
-/* Which backend runs a stage (DESIGN.md section 2):
+/* Which backend runs a stage (README, "Backends"):
  *   auto   sm100 on a Blackwell GPU (CC 10.0: sm_100a code loads on CC 10.0 only), sm90 on a
  *          Hopper GPU (CC 9.0), else emu (the host model, available everywhere);
  *   sm90 / sm100 requested explicitly without that GPU: skipped (exit 77) with the reason;

@@ -1,4 +1,4 @@
-/* Command-line parsing and the generic validation rules of the stage contract (DESIGN.md 4).
+/* Command-line parsing and the generic validation rules of the stage contract (README, "The stage program contract").
  * Flags take "--flag value" or "--flag=value". Every rejection names the flag and the rule. */
 #ifndef FMHA_CLI_H
 #define FMHA_CLI_H

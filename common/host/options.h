@@ -1,4 +1,4 @@
-/* The options every stage program understands (DESIGN.md section 4), as parsed from its command
+/* The options every stage program understands (README, "The stage program contract"), as parsed from its command
  * line. Parsing and validation live in cli.c; the per-stage rules in each stage's validate(). */
 #ifndef FMHA_OPTIONS_H
 #define FMHA_OPTIONS_H

@@ -24,7 +24,7 @@ int ref_last_visible_key(const attn_shape *s, int row);
 void ref_attention(const attn_shape *s, const float *q, const float *k, const float *v,
                    double *o, double *lse);
 
-/* The "emulating" reference (DESIGN.md section 5): the same, but P = exp(s - m) is rounded to bf16
+/* The "emulating" reference (README, "How results are checked"): the same, but P = exp(s - m) is rounded to bf16
  * before P.V, as a kernel that feeds P to a bf16 MMA does; the row sum l uses the unrounded P. Its
  * error against ref_attention is the yardstick for a kernel's error. */
 void ref_attention_bf16p(const attn_shape *s, const float *q, const float *k, const float *v,

@@ -1,4 +1,4 @@
-/* The stage runner: every stage program is `return stage_main(&stage_X, argc, argv);` (DESIGN.md 4).
+/* The stage runner: every stage program is `return stage_main(&stage_X, argc, argv);` (README, "The stage program contract").
  *
  * stage_main parses and validates the flags (exit 2 with a message naming the flag and the rule),
  * picks the backend (exit 77 with the reason when it cannot run here), calls the stage's run(),

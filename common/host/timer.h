@@ -1,4 +1,4 @@
-/* The one GPU timer (DESIGN.md section 6).
+/* The one GPU timer (README, "How speed is measured").
  *
  * warmup launches first (module load, first-touch and clocks settle outside the numbers); then
  * `iters` samples, each: optional L2 flush (a memset of a buffer twice the L2 size, outside the

@@ -1,4 +1,4 @@
-/* Comparing a kernel's output with a fp64 reference (DESIGN.md section 5).
+/* Comparing a kernel's output with a fp64 reference (README, "How results are checked").
  *
  * One pass computes everything the correctness ladder needs: max abs error, relative L2 error,
  * cosine similarity, the worst coordinate, NaN/Inf positions that do not match the reference, and

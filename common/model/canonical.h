@@ -7,7 +7,7 @@
  *   K-major,  swizzled:    ((8,m),(T,2k)) : ((S/eb, SBO), (1, T))      S = 32/64/128 bytes
  *   MN-major, no swizzle:  ((T,1,m),(8,k)) : ((1, T, SBO), (1T, LBO))
  *   MN-major, swizzled:    ((T,S/16,m),(8,k)) : ((1, T, LBO), (S/eb, SBO))
- * Read as bytes (hw_reference.md 2.3):
+ * Read as bytes (notes/hardware.md sections 3.1-3.3):
  *   K-major none:   8 rows x 16 B core matrices; LBO steps along K, SBO along MN (per 8 rows).
  *   K-major swz:    rows S bytes apart (a row holds S/eb K-elements); SBO per 8 rows; LBO unused.
  *   MN-major none:  8 K-rows x 16 B core matrices; SBO steps along MN, LBO along K (per 8 K-rows).
@@ -20,7 +20,7 @@
  * One MMA reads K = 32 bytes of each row (16 bf16 / 32 fp8). A descriptor covers exactly that, so
  * smem_desc_addr() needs no stride between K atoms; a whole tile with a longer K does (katom):
  * the descriptor is advanced to the next atom column for K steps past the first atom
- * (hw_reference.md 2.5). smem_tile_k_advance() is that rule for every case: the un-swizzled offset
+ * (notes/hardware.md section 3.5). smem_tile_k_advance() is that rule for every case: the un-swizzled offset
  * of element (0, k). The kernels fill SMEM with smem_tile_offset() and build descriptors from the
  * same smem_tile, so the fill and the descriptor cannot disagree (footgun FG01). */
 #ifndef FMHA_MODEL_CANONICAL_H

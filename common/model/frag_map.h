@@ -8,13 +8,13 @@
  *
  * tcgen05.ld/st shapes (thread t of the warp, register r, .num = n): lane and column offsets from
  * the address's (lane, column). PTX gives these as figures; the formulas are decoded from CUTLASS
- * `Copy_Traits<SM100_TMEM_LOAD_*>` (hw_reference.md 3.5) and are unconfirmed on hardware:
+ * `Copy_Traits<SM100_TMEM_LOAD_*>` (notes/hardware.md section 5.3) and are unconfirmed on hardware:
  *   32x32b   reg i            -> (t, i)                                  32 lanes
  *   16x64b   reg i            -> (t/4 + 8*(t%2), 2i + (t/2)%2)           16 lanes
  *   16x128b  reg 2i+h         -> (t/4 + 8h, 4i + t%4)                    16 lanes
  *   16x256b  reg 4i+2h+j      -> (t/4 + 8h, 8i + 2(t%4) + j)             16 lanes
  *   16x32bx2 reg i            -> (t%16, i + (t >= 16 ? half_off : 0))     16 lanes, twice
- * wgmma m64nNk16 (PTX 9.7.15.5.1.1; CUTLASS CLayout_64xN / ALayout_64x16; hw_reference.md 9.3),
+ * wgmma m64nNk16 (PTX 9.7.15.5.1.1; CUTLASS CLayout_64xN / ALayout_64x16; notes/hardware.md section 6.3),
  * warp w = thread/32 of the warpgroup, lane l, q = l%4:
  *   accumulator reg i -> row 16w + l/4 + 8*((i>>1)&1), col 8*(i>>2) + 2q + (i&1)
  *   A (bf16) value v  -> row 16w + l/4 + 8*((v>>1)&1), k 2q + (v&1) + 8*(v>>2)

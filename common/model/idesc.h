@@ -1,6 +1,6 @@
 /* The 32-bit instruction descriptor of tcgen05.mma for .kind::f16 and .kind::f8f6f4 (sm_100a).
  * PTX ISA 9.0 section 9.7.16.4.2 "Instruction descriptor", Table 42; the same positions in CUTLASS
- * `InstrDescriptor` (include/cute/arch/mma_sm100_desc.hpp). hw_reference.md section 1.2.
+ * `InstrDescriptor` (include/cute/arch/mma_sm100_desc.hpp). notes/hardware.md section 2.1.
  *
  *   bits  0-1  sparsity selector     bit 2  sparsity enable      bit 3  saturate (integer kinds)
  *   bits  4-5  D format: F16 0, F32 1, S32 2                      bit 6  reserved
@@ -12,7 +12,7 @@
  * K is not encoded: 16 for kind::f16, 32 for kind::f8f6f4 (dense). The format codes mean different
  * types per kind (BF16 = 1 = E5M2): only the instruction's .kind disambiguates.
  *
- * Worked value (hw_reference.md 1.3): M=128, N=128, bf16 x bf16 -> f32, both K-major: 0x08200490. */
+ * Worked value (notes/hardware.md section 2.3): M=128, N=128, bf16 x bf16 -> f32, both K-major: 0x08200490. */
 #ifndef FMHA_MODEL_IDESC_H
 #define FMHA_MODEL_IDESC_H
 
@@ -81,7 +81,7 @@ FMHA_HD uint32_t idesc_e4m3_f32(unsigned m, unsigned n, unsigned a_mn, unsigned 
 
 /* Host: is this a legal dense cta_group::1 MMA of the given kind (PTX 9.7.16.10.1 Table 50)?
  * 0, or nonzero with the broken rule in err. N % 16 for M = 128 is reported as a warning in
- * warn (PTX allows step 8; CUTLASS's TS form and DeepGEMM require 16: hw_reference.md 1.1). */
+ * warn (PTX allows step 8; CUTLASS's TS form and DeepGEMM require 16: notes/hardware.md section 2.2). */
 int idesc_check(const idesc_fields *f, int kind, char *err, size_t len, char *warn, size_t wlen);
 
 /* Host: "F32" / "BF16" / "E4M3" ... for a format code of a kind. */

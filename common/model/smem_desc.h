@@ -10,7 +10,7 @@
  *   bits 62-63 swizzle: 0 none, 1 128B, 2 64B, 3 32B
  * (The three common swizzles are bit-identical in both formats: 2<<61 == 1<<62 etc.)
  * What LBO and SBO mean depends on the operand's major-ness and swizzle: model/canonical.h.
- * Worked values (hw_reference.md 2.4): K-major bf16 128B swizzle, LBO 16, SBO 1024:
+ * Worked values (notes/hardware.md section 1.4): K-major bf16 128B swizzle, LBO 16, SBO 1024:
  * sm100 0x4000404000010000, sm90 0x4000004000010000. */
 #ifndef FMHA_MODEL_SMEM_DESC_H
 #define FMHA_MODEL_SMEM_DESC_H

@@ -1,6 +1,6 @@
 /* The cuTensorMapEncodeTiled rule checker (tmap_check.h). Each rule names its source: "cuda.h"
  * is the cuTensorMapEncodeTiled doc comment of CUDA 13.0's cuda.h, "HWREF 8.1 #n" the numbered
- * list of hw_reference.md section 8.1, "PTX 5.5.x" the PTX ISA tensor chapter. */
+ * list of notes/hardware.md section 10.1, "PTX 5.5.x" the PTX ISA tensor chapter. */
 #include "model/tmap_check.h"
 
 #include <inttypes.h>

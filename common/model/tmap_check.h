@@ -1,7 +1,7 @@
 /* A host-side checker for cuTensorMapEncodeTiled parameters: every documented rule of the CUDA
  * driver's tiled tensor-map encoder, each with its own id, so a parameter set the driver would
  * reject (CUDA_ERROR_INVALID_VALUE, FG13) is named before any GPU is involved. The rules come from
- * the cuTensorMapEncodeTiled doc comment in cuda.h (CUDA 13.0) and hw_reference.md section 8;
+ * the cuTensorMapEncodeTiled doc comment in cuda.h (CUDA 13.0) and notes/hardware.md section 10;
  * tests/gpu/test_tmap_conformance.c holds the checker against the real driver.
  *
  * Rules whose driver behaviour is not settled by the documentation are marked uncertain

@@ -1,7 +1,7 @@
 /* Host model of Tensor Memory (sm100): 128 lanes x 512 columns of 32-bit cells, the allocator and
  * tcgen05.ld / tcgen05.st with their warp-quadrant rule. Every rule violation returns a named
  * error instead of doing something undefined; the message says which rule and where.
- * Rules (PTX 9.7.16.1, 9.7.16.7.1, 9.7.16.8; hw_reference.md section 3; PTX only, unconfirmed on
+ * Rules (PTX 9.7.16.1, 9.7.16.7.1, 9.7.16.8; notes/hardware.md section 4; PTX only, unconfirmed on
  * hardware): allocation in powers of two from 32 to 512 columns, all 128 lanes; no allocation after
  * relinquish; a warp touches only its 32-lane quadrant; ld/st move 32-bit words. */
 #ifndef FMHA_MODEL_TMEM_MODEL_H

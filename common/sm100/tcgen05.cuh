@@ -1,11 +1,11 @@
 // tcgen05 on sm_100a: Tensor Memory allocation, the MMA, its commit, TMEM loads/stores and the
 // ordering fences. One inline function per PTX instruction, each citing its PTX ISA 9.0 section
-// (9.7.16.*; the same sections are 9.7.17.* in ISA 9.1+). hw_reference.md sections 1-6.
+// (9.7.16.*; the same sections are 9.7.17.* in ISA 9.1+). notes/hardware.md sections 1-5 and 7.
 //
 // Issue granularity (PTX 9.7.16.5): alloc / dealloc / relinquish / ld / st / wait are warp-wide
 // (.sync.aligned: every lane of the warp executes them, converged); mma and commit are issued by
 // ONE thread: a whole warp executing tmem_mma would launch 32 MMAs and 32 commits.
-// Completion (hw_reference.md 5): an MMA's result is visible after the mbarrier its commit arrives
+// Completion (notes/hardware.md section 5.2): an MMA's result is visible after the mbarrier its commit arrives
 // on completes and the waiter executes tcgen05_fence_after(); tcgen05.ld results after
 // tmem_wait_ld(); tcgen05.st data after tmem_wait_st().
 #pragma once
@@ -48,7 +48,7 @@ __device__ __forceinline__ void tmem_mma_f16_ss(uint32_t d_tmem, uint64_t a_desc
 }
 
 // PTX 9.7.16.10.9.1 tcgen05.mma, kind::f16, A from TMEM ("TS"): A is always K-major there, packed
-// two 16-bit values per 32-bit column (hw_reference.md 4).
+// two 16-bit values per 32-bit column (notes/hardware.md section 4.4).
 __device__ __forceinline__ void tmem_mma_f16_ts(uint32_t d_tmem, uint32_t a_tmem, uint64_t b_desc, uint32_t idesc,
                                                 uint32_t accumulate)
 {

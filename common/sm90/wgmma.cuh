@@ -1,5 +1,5 @@
 // wgmma on sm_90a: the fence / commit / wait protocol around the generated MMA wrappers.
-// PTX ISA 9.7.15.7 (wgmma.fence, wgmma.commit_group, wgmma.wait_group), hw_reference.md 9.2:
+// PTX ISA 9.7.15.7 (wgmma.fence, wgmma.commit_group, wgmma.wait_group), notes/hardware.md section 6.4:
 //   1. wgmma_fence() by every warp before the first wgmma and whenever the accumulator or A
 //      registers were written by other instructions (a rescale, a P conversion);
 //   2. the wgmma_m64n*() calls (asynchronous);

@@ -4,7 +4,7 @@
  * The scale is a power of two near 1/sqrt(D) (1/8 for D = 64, 1/16 for D = 128) so that with
  * --init int (inputs in [-1, 1]) S, P = bf16(scale S) and every partial sum of P V are exact in
  * f32: zero difference is then required against the reference that rounds P to bf16. With random
- * inputs the FlashAttention-3 rule applies (DESIGN.md 5): the kernel's max error against the exact
+ * inputs the FlashAttention-3 rule applies (README, "How results are checked"): the kernel's max error against the exact
  * fp64 O = sum (scale S) V must be at most twice that of the reference that rounds P to bf16 the
  * way the kernel does, plus a small floor. */
 #include <math.h>

@@ -6,7 +6,7 @@
  *   points the MMA descriptor of slice s at that slice's base, but the fill computed the canonical
  *   offset from the global column d = 16 s + k. The no-swizzle offset grows by (d / 8) * LBO, so
  *   element (r, 16 s + k) lands 2 s * LBO further out — inside slice 2 s — while the MMA of slice s
- *   reads slice s. Only slice 0 is right (hw_reference.md 2.6).
+ *   reads slice s. Only slice 0 is right (notes/hardware.md section 3.6).
  * Fix: fill each slice tile with the local k (what the descriptor's origin expects). The stage
  *   kernels avoid the trap by construction: one tile for the whole K block and the descriptor
  *   advanced from a common base (model/canonical.h smem_tile_k_advance), with the fill and the

@@ -5,14 +5,14 @@
  * Cause: UNCONFIRMED. The seed shows neither its make_idesc nor its readout, and there is no B200
  *   here. This test pins the encoder (M>>4 at bits 24-28, N>>3 at bits 17-22: 0x08100490 for
  *   M=128, N=64, bf16 -> f32, both K-major) and emulates the two common mis-encodings of
- *   hw_reference.md 1.4:
+ *   notes/hardware.md section 2.4:
  *     - M at bit 23 ((M>>4) << 23): 0x04100490, which IS the valid M=64, N=64 descriptor. The MMA
  *       silently runs as M=64 (layout F): only lanes 0-15, 32-47, 64-79, 96-111 are written, from
  *       rows 0-63 of A; the other 64 lanes keep what they held.
  *     - N shifted by one bit ((N>>3) << 16): decodes as N=32; columns 32-63 are never written.
  *   Neither produces the seed's exact pattern (columns 32-35 and 48-51 only): the test measures the
  *   set of unwritten columns of each and asserts that it is not the seed's. The seed's root cause
- *   therefore stays open; hw_reference.md 7 lists candidates outside the descriptor (e.g. the
+ *   therefore stays open; notes/hardware.md section 3.7 lists candidates outside the descriptor (e.g. the
  *   TMEM readout, #10) that this file does not test.
  * Fix: encode with idesc_bf16_f32() (common/model/idesc.h) and decode/check what is issued
  *   (idesc_check, `build/bin/explain`); stages/B_pv/pv_sm100.cu issues one N=64 (N = D) MMA per

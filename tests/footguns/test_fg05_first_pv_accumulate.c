@@ -4,8 +4,8 @@
  *   "ACCUMULATE=True on the first PV adds uninitialized TMEM").
  * Cause: the enable-input-d predicate (tcgen05.mma) / scale-d (wgmma) on means D = A B + D. Freshly
  *   allocated TMEM is not zeroed (nothing in PTX says it is) and nothing clears it between CTAs, so
- *   the first MMA of a new accumulator tile adds the previous CTA's O, or garbage (hw_reference.md
- *   section 6). On Hopper the same happens with accumulator registers that were never zeroed.
+ *   the first MMA of a new accumulator tile adds the previous CTA's O, or garbage (notes/hardware.md
+ *   section 5.5). On Hopper the same happens with accumulator registers that were never zeroed.
  * Fix: accumulate off for the first P V MMA of each Q tile, on for every later one: `j > 0 || k > 0`
  *   in stages/B_pv/pv_sm100.cu step 5 (tcgen05.mma predicate) and pv_sm90.cu step 5 (scale-d).
  * Stage: B. Levels:

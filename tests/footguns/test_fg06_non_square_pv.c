@@ -3,8 +3,8 @@
  * Symptom (seed): with the CuTeDSL kernel, O = P V with V = I or random V was right for a
  *   (128, 128) output (cosine 1.0 / 0.999999) and garbage for a (128, 64) output, V MN-major
  *   (64, 128): cosine ~0.01. The seed lists the root cause as unknown.
- * Cause: UNCONFIRMED. This file reproduces the two candidate mechanisms of hw_reference.md
- *   section 7 that live in descriptors, for output widths 64 and 128, and measures them:
+ * Cause: UNCONFIRMED. This file reproduces the two candidate mechanisms of notes/hardware.md
+ *   section 3.7 that live in descriptors, for output widths 64 and 128, and measures them:
  *   (a) the MN-major V descriptor advanced by the K-major rule, +32 B per k16 step instead of
  *       +2048 B (16 K-rows x 128 B): the start moves 16 elements along N and never along K;
  *   (b) a K-major P tile in SMEM whose K = 128 keys spans two 128B swizzle atoms, advanced

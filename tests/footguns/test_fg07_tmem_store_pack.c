@@ -5,7 +5,7 @@
  *   wrong O without any error.
  * Cause: (1) tcgen05.ld/st move 32-bit words only (PTX 9.7.16.8); 16-bit data travels as two
  *   values per 32-bit word, and the TS MMA's A operand wants exactly that packing
- *   (hw_reference.md 4). (2) `cvt.rn.bf16x2.f32 d, a, b` puts a in the UPPER half and b in the
+ *   (notes/hardware.md section 4.4). (2) `cvt.rn.bf16x2.f32 d, a, b` puts a in the UPPER half and b in the
  *   lower (PTX cvt); a packed MMA operand holds the lower-k element in the LOW half, so the right
  *   call is cvt(odd, even); the intuitive cvt(even, odd) swaps every pair of keys.
  * Fix: store 32-bit words of bf16 pairs (stages/B_pv/pv_sm100.cu step 4, tcgen05.st 32x32b.x16);

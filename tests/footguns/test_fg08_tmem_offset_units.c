@@ -6,7 +6,7 @@
  * Cause: raw PTX TMEM addresses count 32-bit columns. CuTe's tmem_ptr<bf16> counts bf16 elements
  *   and halves its offsets, which is why the seed (and FA4) multiply an f32 column offset by 2
  *   before adding it to a bf16 tensor. Copying that factor into raw-address arithmetic puts P's
- *   base at 2 x its column and steps 16 columns per k16 instead of 8 (hw_reference.md 4): the MMA
+ *   base at 2 x its column and steps 16 columns per k16 instead of 8 (notes/hardware.md section 4.4): the MMA
  *   reads other columns (here O's own accumulator and never-written cells) as P.
  * Fix: raw addresses stay in 32-bit columns: P at PV_TMEM_P, +k/2 columns per k16 step
  *   (stages/B_pv/pv_sm100.cu step 5, `tmem + PV_TMEM_P + k / 2`); divide bf16 element offsets by

@@ -1,5 +1,5 @@
 /* Canonical SMEM layouts: the swizzle pattern, the project's dense tiles (LBO/SBO values of
- * hw_reference.md 2.4), the K-advance rule of section 2.5 for every case, and that each tile is a
+ * notes/hardware.md section 1.4), the K-advance rule of section 3.5 for every case, and that each tile is a
  * one-to-one map of its elements into its bytes. */
 #include <criterion/criterion.h>
 #include <stdlib.h>

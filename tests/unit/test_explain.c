@@ -1,6 +1,6 @@
 /* The explain tool (tools/explain.c), run as a program: its answers must be the known values of
- * hw_reference.md (1.3 instruction descriptors, 2.4/2.5 SMEM descriptors and K advance, 3.4 the
- * TMEM quadrant rule, 8.1/8.2 tensor-map rules) and the FG09 reading of the seed's TMEM layout;
+ * notes/hardware.md (2.3 instruction descriptors, 1.4/3.5 SMEM descriptors and K advance, 4.3 the
+ * TMEM quadrant rule, 10.1/10.3 tensor-map rules) and the FG09 reading of the seed's TMEM layout;
  * bad input must exit 2 with the flag named and nothing on stdout. Expects `make` to have built
  * build/bin/explain (the test binaries run from the repository root). */
 #include <criterion/criterion.h>
@@ -37,7 +37,7 @@ static result *run(const char *args, int with_stderr)
 #define EXPECT_HAS(r, s) cr_expect(strstr((r)->out, (s)) != NULL, "expected \"%s\" in:\n%s", (s), (r)->out)
 #define EXPECT_LACKS(r, s) cr_expect(strstr((r)->out, (s)) == NULL, "did not expect \"%s\" in:\n%s", (s), (r)->out)
 
-/* ---- idesc: hw_reference.md 1.3 / 1.4 ---------------------------------------------------------- */
+/* ---- idesc: notes/hardware.md sections 2.3, 2.4 --------------------------------------------------- */
 
 Test(explain, idesc_encode_known_values)
 {
@@ -66,7 +66,7 @@ Test(explain, idesc_decode_pv_descriptor)
 
 Test(explain, idesc_decode_m_written_at_bit_23)
 {
-    /* M=128, N=64 with M at bit 23 is exactly the legal M=64, N=64 value (hw_reference.md 1.4). */
+    /* M=128, N=64 with M at bit 23 is exactly the legal M=64, N=64 value (notes/hardware.md section 2.4). */
     result *r = run("idesc 0x04100490", 1);
     cr_expect_eq(r->rc, 0, "a legal M=64 descriptor: %s", r->out);
     EXPECT_HAS(r, "M=64");
@@ -94,7 +94,7 @@ Test(explain, idesc_encode_illegal_shape_names_the_flag)
     cr_expect_str_eq(r->out, "", "nothing on stdout when the check fails");
 }
 
-/* ---- smem-desc: hw_reference.md 2.2, 2.4, 2.5 ------------------------------------------------ */
+/* ---- smem-desc: notes/hardware.md sections 1.2, 1.4, 3.5 ----------------------------------------- */
 
 Test(explain, smem_desc_kmajor_sw128_known_values)
 {
@@ -148,7 +148,7 @@ Test(explain, smem_desc_decode_element_address)
     EXPECT_HAS(r, "0x001A2");
 }
 
-/* ---- tmem: hw_reference.md 3.4, 3.5 ----------------------------------------------------------- */
+/* ---- tmem: notes/hardware.md sections 4.3, 5.3 ---------------------------------------------------- */
 
 Test(explain, tmem_warp1_default_lane)
 {
@@ -184,7 +184,7 @@ Test(explain, wgmma_fragments)
     EXPECT_HAS(r, "(0,0) (0,1) (8,0) (8,1) (0,8) (0,9) (8,8) (8,9)");
 }
 
-/* ---- tmap: hw_reference.md 8.1, 8.2 ----------------------------------------------------------- */
+/* ---- tmap: notes/hardware.md sections 10.1, 10.3 -------------------------------------------------- */
 
 Test(explain, tmap_correct_2d_map_is_accepted)
 {
@@ -205,7 +205,7 @@ Test(explain, tmap_broken_maps_are_rejected)
     cr_expect_eq(r->rc, 2, "%s", r->out);
     EXPECT_HAS(r, "--box");
     EXPECT_LACKS(r, "accepted");
-    /* rank strides instead of rank-1 (hw_reference.md 8.2, first mistake) */
+    /* rank strides instead of rank-1 (notes/hardware.md section 10.3, first mistake) */
     r = run("tmap --dtype bf16 --dims 64,128 --strides 2,128 --box 64,64", 1);
     cr_expect_eq(r->rc, 2, "%s", r->out);
     EXPECT_HAS(r, "--strides");

@@ -1,5 +1,5 @@
 /* Fragment maps: each tcgen05.ld/st shape covers its lanes x columns exactly once; the wgmma
- * accumulator and A maps are bijections with the values of hw_reference.md 9.3; the S -> P
+ * accumulator and A maps are bijections with the values of notes/hardware.md section 6.3; the S -> P
  * register re-view holds; the bf16x2 pack order. */
 #include <criterion/criterion.h>
 #include <string.h>

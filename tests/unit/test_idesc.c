@@ -1,4 +1,4 @@
-/* Instruction descriptor (sm100): known answers from hw_reference.md 1.3 (computed there from the
+/* Instruction descriptor (sm100): known answers from notes/hardware.md section 2.3 (computed there from the
  * PTX table, cross-checked against CUTLASS/FA4), decoding, round trips, and the mis-encodings of
  * section 1.4. */
 #include <criterion/criterion.h>

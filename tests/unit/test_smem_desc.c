@@ -1,4 +1,4 @@
-/* SMEM descriptors (sm100 and sm90): known answers from hw_reference.md 2.4 and 9.4, round trips
+/* SMEM descriptors (sm100 and sm90): known answers from notes/hardware.md sections 1.4 and 1.2, round trips
  * of every field, the K advance. */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/* The stage sources follow one skeleton (DESIGN.md 8), checked here so no stage drifts:
+/* The stage sources follow one skeleton (notes/core-in-common.md, "One step skeleton"), checked here so no stage drifts:
  *   - every stage kernel file (stages/X_name/ *.cu) opens with the identical series index;
  *   - its header says what it adds: "Key ideas" for stage A, "Key extensions over stage W" (W the
  *     stage before) for every later one, as a numbered list;
