@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make run: run every stage program at its default shape on the best backend here (or one stage
-# with --stage X), show its output, then a milestone table built from each program's last line.
+# with --stage X), show its output, then a milestone table built from the row each program
+# appends to its --csv file (build/run/stage_X.csv); a program that skipped (77) or refused its
+# arguments (2) writes no row and is shown with its exit code.
 # Arguments after "--" go to every stage program. Exit status: 1 if any stage failed or rejected
 # its arguments; a skipped stage (exit 77) is reported, not failed.
 set -u
@@ -26,23 +28,28 @@ rc=0
 rows=()
 for b in "${bins[@]}"; do
   s=${b##*/stage_}
-  echo "=== stage $s: $b $*"
-  "$b" "$@" 2>&1 | tee "build/run/stage_$s.log"
+  csv=build/run/stage_$s.csv
+  rm -f "$csv"
+  echo "=== stage $s: $b $* --csv $csv"
+  "$b" "$@" --csv "$csv" 2>&1 | tee "build/run/stage_$s.log"
   src=${PIPESTATUS[0]}
-  last=$(grep -E '^\[(OK|FAIL|SKIP)\]' "build/run/stage_$s.log" | tail -n 1)
   [ $src -ne 0 ] && [ $src -ne 77 ] && rc=1
-  rows+=("$s|$src|$last")
+  rows+=("$s|$src")
 done
+# col FILE NAME: that column of the CSV's last row (the runner writes no quoted commas in these)
+col() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { v = $k } END { if (k) print v }' "$1"; }
 echo
 echo "Milestones (this machine):"
-printf '| %-5s | %-7s | %-6s | %-10s | %-9s | %-7s | %s\n' stage backend result err time_ms tflops "line"
+printf '| %-5s | %-7s | %-7s | %-12s | %-10s | %-9s | %-7s | %s\n' stage backend verdict max_abs cosine time_ms tflops exit
 for r in "${rows[@]}"; do
-  IFS='|' read -r s src last <<<"$r"
-  verdict=$(echo "$last" | sed -n 's/^\[\([A-Z]*\)\].*/\1/p')
-  be=$(echo "$last" | sed -n 's/.*backend=\([^ :]*\).*/\1/p')
-  err=$(echo "$last" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
-  tm=$(echo "$last" | sed -n 's/.* time_ms=\([^ ]*\).*/\1/p')
-  tf=$(echo "$last" | sed -n 's/.* tflops=\([^ ]*\).*/\1/p')
-  printf '| %-5s | %-7s | %-6s | %-10s | %-9s | %-7s | exit %s\n' "$s" "${be:--}" "${verdict:-?}" "${err:--}" "${tm:--}" "${tf:--}" "$src"
+  IFS='|' read -r s src <<<"$r"
+  csv=build/run/stage_$s.csv
+  if [ -s "$csv" ]; then
+    printf '| %-5s | %-7s | %-7s | %-12s | %-10s | %-9s | %-7s | %s\n' "$s" "$(col "$csv" backend)" "$(col "$csv" verdict)" \
+      "$(col "$csv" max_abs)" "$(col "$csv" cosine)" "$(col "$csv" time_ms_median)" "$(col "$csv" tflops)" "$src"
+  else
+    why="no result row"; [ "$src" = 77 ] && why="skipped"; [ "$src" = 2 ] && why="bad arguments"
+    printf '| %-5s | %-7s | %-7s | %-12s | %-10s | %-9s | %-7s | %s (%s: build/run/stage_%s.log)\n' "$s" - - - - - - "$src" "$why" "$s"
+  fi
 done
 exit $rc

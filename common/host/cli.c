@@ -208,10 +208,15 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
         if (flags[k].needs && !(accepts & flags[k].needs)) continue;
         printf("  %-12s %s\n", flags[k].name, flags[k].help);
     }
-    printf("\ndefaults: b=%d hq=%d hkv=%d sq=%d skv=%d d=%d causal=%d backend=%s init=%s seed=%llu "
-           "iters=%d warmup=%d\n",
-           d->b, d->hq, d->hkv, d->sq, d->skv, d->d, d->causal, backend_name(d->backend),
-           init_name(d->init), (unsigned long long)d->seed, d->iters, d->warmup);
+    /* defaults of the flags this stage takes, nothing else */
+    printf("\ndefaults: b=%d hq=%d", d->b, d->hq);
+    if (accepts & OPT_HKV) printf(" hkv=%d", d->hkv);
+    printf(" sq=%d skv=%d d=%d", d->sq, d->skv, d->d);
+    if (accepts & OPT_CAUSAL) printf(" causal=%d", d->causal);
+    if (accepts & OPT_PAGE) printf(" page=%d", d->page);
+    if (accepts & OPT_LAYOUT) printf(" layout=%s", d->layout_bshd ? "bshd" : "bhsd");
+    printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
+           (unsigned long long)d->seed, d->iters, d->warmup);
     printf("exit codes: 0 verified, 1 wrong result or CUDA error, 2 bad arguments, 77 skipped\n");
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host/backend.h"
 #include "host/cli.h"
@@ -23,7 +24,7 @@ static int append_csv(const stage_def *st, const fmha_opts *o, const gpu_info *g
 {
     static const char *const cols[] = {
         "date", "gpu", "stage", "backend", "b", "hq", "hkv", "sq", "skv", "d", "causal", "page",
-        "init", "seed", "verdict", "max_abs", "rel_l2", "cosine", "time_ms_median", "time_ms_min",
+        "layout", "init", "seed", "verdict", "max_abs", "rel_l2", "cosine", "time_ms_median", "time_ms_min",
         "tflops", "gbps"};
     enum { N = sizeof cols / sizeof cols[0] };
     char v[N][256];
@@ -34,23 +35,42 @@ static int append_csv(const stage_def *st, const fmha_opts *o, const gpu_info *g
     snprintf(v[3], 256, "%s", backend_name(o->backend));
     int ints[] = {o->b, o->hq, o->hkv, o->sq, o->skv, o->d, o->causal, o->page};
     for (int i = 0; i < 8; i++) snprintf(v[4 + i], 256, "%d", ints[i]);
-    snprintf(v[12], 256, "%s", init_name(o->init));
-    snprintf(v[13], 256, "%llu", (unsigned long long)o->seed);
-    snprintf(v[14], 256, "%s", verdict);
-    fmt_or_dash(v[15], 256, "%.6e", r->rep.max_abs, r->checked);
-    fmt_or_dash(v[16], 256, "%.6e", r->rep.rel_l2, r->checked);
-    fmt_or_dash(v[17], 256, "%.9f", r->rep.cosine, r->checked);
+    snprintf(v[12], 256, "%s", o->layout_bshd ? "bshd" : "bhsd");
+    snprintf(v[13], 256, "%s", init_name(o->init));
+    snprintf(v[14], 256, "%llu", (unsigned long long)o->seed);
+    snprintf(v[15], 256, "%s", verdict);
+    fmt_or_dash(v[16], 256, "%.6e", r->rep.max_abs, r->checked);
+    fmt_or_dash(v[17], 256, "%.6e", r->rep.rel_l2, r->checked);
+    fmt_or_dash(v[18], 256, "%.9f", r->rep.cosine, r->checked);
     int timed = r->time_ms > 0;
-    fmt_or_dash(v[18], 256, "%.6f", r->time_ms, timed);
-    fmt_or_dash(v[19], 256, "%.6f", r->time_min_ms, timed);
-    fmt_or_dash(v[20], 256, "%.3f", timed ? r->flops / (r->time_ms * 1e-3) / 1e12 : 0, timed && r->flops > 0);
-    fmt_or_dash(v[21], 256, "%.3f", timed ? r->bytes / (r->time_ms * 1e-3) / 1e9 : 0, timed && r->bytes > 0);
+    fmt_or_dash(v[19], 256, "%.6f", r->time_ms, timed);
+    fmt_or_dash(v[20], 256, "%.6f", r->time_min_ms, timed);
+    fmt_or_dash(v[21], 256, "%.3f", timed ? r->flops / (r->time_ms * 1e-3) / 1e12 : 0, timed && r->flops > 0);
+    fmt_or_dash(v[22], 256, "%.3f", timed ? r->bytes / (r->time_ms * 1e-3) / 1e9 : 0, timed && r->bytes > 0);
     const char *fields[N];
     for (int i = 0; i < N; i++) fields[i] = v[i];
     FILE *f = csv_open(o->csv, cols, N);
     if (!f) return 1;
     csv_row(f, fields, N);
     return fclose(f) == 0 ? 0 : 1;
+}
+
+/* --csv and --dump must be writable before any work is done (a bad path is a bad argument). */
+static int check_outputs(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->csv[0]) {
+        FILE *f = fopen(o->csv, "a");
+        if (!f) {
+            snprintf(err, len, "--csv %.400s: cannot write there (%.60s)", o->csv, strerror(errno));
+            return 2;
+        }
+        fclose(f);
+    }
+    if (o->dump[0] && ((mkdir(o->dump, 0755) != 0 && errno != EEXIST) || access(o->dump, W_OK) != 0)) {
+        snprintf(err, len, "--dump %.400s: cannot write into that folder (%.60s)", o->dump, strerror(errno));
+        return 2;
+    }
+    return 0;
 }
 
 static const char *const suite_names[SUITE_COUNT] = {"gpu", "gpu-quick", "emu", "bench", "bench-quick"};
@@ -110,6 +130,7 @@ int stage_main(const stage_def *st, int argc, char **argv)
             snprintf(err, sizeof err, "%s", verr);
         }
     }
+    if (rc == 0) rc = check_outputs(&o, err, sizeof err);
     if (rc == 2) {
         fprintf(stderr, "%s: error: %s\n", prog, err);
         printf("[FAIL] stage=%s bad arguments: %s\n", st->letter, err);

@@ -17,6 +17,7 @@
  * Notes: notes/footguns.md#fg01 */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,19 +131,24 @@ static double run(int on_gpu, int m, int d, fill_kind kind, int *exact)
 static void wrong_then_fixed(int on_gpu)
 {
     const int m = on_gpu ? 64 : 128;
+    const char *level = on_gpu ? "sm90" : "emu";
     int exact;
-    /* wrong variant: right at D = 16, wrong from D = 32 on */
-    run(on_gpu, m, 16, FILL_WRONG_FULL_D, &exact);
+    /* broken variant: right at D = 16, wrong from D = 32 on */
+    double c16 = run(on_gpu, m, 16, FILL_WRONG_FULL_D, &exact);
+    fprintf(stderr, "FG01 broken (full_d fill, %s) D=16: cosine %.6f, exact %s\n", level, c16, exact ? "yes" : "no");
     cr_expect(exact, "full_d fill with one K step (D=16) is still exact: the trap the seed fell into");
     const int ds[3] = {32, 64, 128};
     for (int i = 0; i < 3; i++) {
         double c = run(on_gpu, m, ds[i], FILL_WRONG_FULL_D, &exact);
+        fprintf(stderr, "FG01 broken (full_d fill, %s) D=%d: cosine %.6f, exact %s\n", level, ds[i], c, exact ? "yes" : "no");
         cr_expect(!exact && c < 0.9, "full_d fill, D=%d: cosine %.4f should collapse far below 0.99", ds[i], c);
     }
     /* fixed variant: exact for every D */
     const int all[4] = {16, 32, 64, 128};
     for (int i = 0; i < 4; i++) {
-        run(on_gpu, m, all[i], FILL_FIXED_LOCAL_K, &exact);
+        double c = run(on_gpu, m, all[i], FILL_FIXED_LOCAL_K, &exact);
+        fprintf(stderr, "FG01 fixed (slice-local k fill, %s) D=%d: cosine %.6f, exact %s\n", level, all[i], c,
+                exact ? "yes" : "no");
         cr_expect(exact, "local-k fill, D=%d must be exact", all[i]);
     }
 }

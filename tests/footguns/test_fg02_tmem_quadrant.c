@@ -13,6 +13,7 @@
  * Notes: notes/footguns.md#fg02 */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +29,19 @@ Test(footgun, fg02_wrong_shapes_outside_the_quadrant_are_refused)
     uint32_t base, regs[32 * 32];
     cr_assert_eq(tmem_alloc(t, 32, &base), TMEM_OK);
     /* wrong: warp 0 reading lanes 32-63 with 32x32b */
-    cr_expect_eq(tmem_ld(t, 0, TMEM_32x32b, 8, 0, tmem_addr(base, 32, 0), 32, regs), TMEM_ERR_QUADRANT);
+    const tmem_err e32 = tmem_ld(t, 0, TMEM_32x32b, 8, 0, tmem_addr(base, 32, 0), 32, regs);
+    fprintf(stderr, "FG02 broken (warp 0 reads lanes 32-63 with 32x32b, emu): %s\n", tmem_err_name(e32));
+    cr_expect_eq(e32, TMEM_ERR_QUADRANT);
     /* wrong: the seed's planned 16x256b read of rows 64-79 from warp 0 */
-    cr_expect_eq(tmem_ld(t, 0, TMEM_16x256b, 1, 0, tmem_addr(base, 64, 0), 32, regs), TMEM_ERR_QUADRANT);
+    const tmem_err e256 = tmem_ld(t, 0, TMEM_16x256b, 1, 0, tmem_addr(base, 64, 0), 32, regs);
+    fprintf(stderr, "FG02 broken (warp 0 reads lanes 64-79 with 16x256b, emu): %s\n", tmem_err_name(e256));
+    cr_expect_eq(e256, TMEM_ERR_QUADRANT);
     /* fixed: warp w at lane 32w */
-    for (int w = 0; w < 4; w++)
-        cr_expect_eq(tmem_ld(t, w, TMEM_32x32b, 8, 0, tmem_addr(base, 32 * w, 0), 32, regs), TMEM_OK);
+    tmem_err ew[4];
+    for (int w = 0; w < 4; w++) ew[w] = tmem_ld(t, w, TMEM_32x32b, 8, 0, tmem_addr(base, 32 * w, 0), 32, regs);
+    fprintf(stderr, "FG02 fixed (warp w reads lanes 32w.. with 32x32b, emu): warp 0 %s, 1 %s, 2 %s, 3 %s\n",
+            tmem_err_name(ew[0]), tmem_err_name(ew[1]), tmem_err_name(ew[2]), tmem_err_name(ew[3]));
+    for (int w = 0; w < 4; w++) cr_expect_eq(ew[w], TMEM_OK);
     tmem_model_free(t);
 }
 
@@ -67,14 +75,22 @@ Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
         if (i < 32) written_rows += none_poison;
         else poison_rows += all_poison;
     }
+    fprintf(stderr, "FG02 broken (one-warp epilogue, stage A, emu): rows 0-31 written %zu of 32, rows 32-127 "
+            "unwritten %zu of 96; %s\n", written_rows, poison_rows, err);
     cr_expect_eq(written_rows, 32, "rows 0-31 (warp 0's quadrant) are written");
     cr_expect_eq(poison_rows, 96, "rows 32-127 are never written: the poison survives");
     /* fixed: four warps, each its own quadrant; rows 0-31 agree with the one-warp run */
     err[0] = '\0';
     run_stage_a(QK_EPILOGUE_FOUR_WARPS, four, err);
+    size_t unwritten = 0;
+    for (int i = 0; i < 128 * 128; i++) unwritten += f32_bits(four[i]) == POISON_F32;
+    const int same_rows = memcmp(one, four, sizeof(float) * 32 * 128) == 0;
+    fprintf(stderr, "FG02 fixed (four-warp epilogue, stage A, emu): %zu of %d elements unwritten, rows 0-31 %s the "
+            "one-warp run, model: %s\n", unwritten, 128 * 128, same_rows ? "equal" : "differ from",
+            err[0] ? err : "no error");
     cr_expect_str_eq(err, "");
     for (int i = 0; i < 128 * 128; i++) cr_assert(f32_bits(four[i]) != POISON_F32, "element %d unwritten", i);
-    cr_expect(memcmp(one, four, sizeof(float) * 32 * 128) == 0);
+    cr_expect(same_rows);
 }
 
 /* Stage level (stage C): the seed's multi-row softmax with warp 0 alone worked for T <= 32 query
@@ -111,15 +127,26 @@ Test(footgun, fg02_stage_c_wrong_one_softmax_warp_then_fixed_four)
 {
     char err[320];
     /* wrong variant: fine up to T = 32 (the seed's passing tests) ... */
-    cr_expect_eq(stage_c_unwritten_rows(32, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 0);
+    const size_t u32 = stage_c_unwritten_rows(32, FMHA_FAULT_ONE_SOFTMAX_WARP, err);
+    fprintf(stderr, "FG02 broken (one softmax warp, stage C, emu) T=32: %zu of 32 rows unwritten, model: %s\n", u32,
+            err[0] ? err : "no error");
+    cr_expect_eq(u32, 0);
     /* ... and from T = 33 on, rows 32.. are never produced; the model names the rule */
-    cr_expect_eq(stage_c_unwritten_rows(33, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 1);
+    const size_t u33 = stage_c_unwritten_rows(33, FMHA_FAULT_ONE_SOFTMAX_WARP, err);
+    fprintf(stderr, "FG02 broken (one softmax warp, stage C, emu) T=33: %zu of 33 rows unwritten, model: %s\n", u33,
+            err[0] ? err : "no error");
+    cr_expect_eq(u33, 1);
     cr_expect(strstr(err, "TMEM_ERR_QUADRANT") != NULL, "%s", err);
-    cr_expect_eq(stage_c_unwritten_rows(128, FMHA_FAULT_ONE_SOFTMAX_WARP, err), 96);
+    const size_t u128 = stage_c_unwritten_rows(128, FMHA_FAULT_ONE_SOFTMAX_WARP, err);
+    fprintf(stderr, "FG02 broken (one softmax warp, stage C, emu) T=128: %zu of 128 rows unwritten\n", u128);
+    cr_expect_eq(u128, 96);
     /* fixed: four softmax warps, every T */
     const int ts[5] = {1, 32, 33, 64, 128};
     for (int i = 0; i < 5; i++) {
-        cr_expect_eq(stage_c_unwritten_rows(ts[i], 0, err), 0, "T=%d", ts[i]);
+        const size_t u = stage_c_unwritten_rows(ts[i], 0, err);
+        fprintf(stderr, "FG02 fixed (four softmax warps, stage C, emu) T=%d: %zu of %d rows unwritten, model: %s\n",
+                ts[i], u, ts[i], err[0] ? err : "no error");
+        cr_expect_eq(u, 0, "T=%d", ts[i]);
         cr_expect_str_eq(err, "");
     }
 }

@@ -14,6 +14,13 @@ Test(stage_a_emu, shape_table)
 
 Test(stage_a_emu, program_contract)
 {
+    /* --help shows the defaults of the flags stage A takes, and no others */
+    cr_expect_eq(program_exit_code("stage_A", "--help | grep -q 'defaults: b=1 hq=2 sq='"), 0, "defaults listed");
+    cr_expect_neq(program_exit_code("stage_A", "--help | grep -qE 'hkv=|causal='"), 0, "no hkv/causal defaults");
+    /* output paths are checked before any work: exit 2 naming the flag */
+    cr_expect_eq(program_exit_code("stage_A", "--backend emu --csv /nonexistent-dir/x.csv 2>&1 | grep -q 'bad arguments: --csv'"), 0);
+    cr_expect_eq(program_exit_code("stage_A", "--backend emu --csv /nonexistent-dir/x.csv > /dev/null 2>&1"), 2);
+    cr_expect_eq(program_exit_code("stage_A", "--backend emu --dump /proc/no-such-dir > /dev/null 2>&1"), 2);
     cr_expect_eq(program_exit_code("stage_A", "--backend emu --sq 64 --skv 64 --d 64 > /dev/null"), 0);
     cr_expect_eq(program_exit_code("stage_A", "--d 24 > /dev/null 2>&1"), 2, "D not a multiple of 16");
     cr_expect_eq(program_exit_code("stage_A", "--causal > /dev/null 2>&1"), 2, "stage A takes no --causal");
