@@ -39,6 +39,7 @@ static const flag_t flags[] = {
     {"--warmup", K_INT, OFF(warmup), 0, 0, "warm-up launches before timing"},
     {"--csv", K_STR, OFF(csv), 0, 0, "append one result row to this CSV file"},
     {"--dump", K_STR, OFF(dump), 0, 0, "write inputs and outputs as .npy into this folder"},
+    {"--fault", K_STR, OFF(fault), 0, 0, "run one footgun's broken variant (the list is below)"},
     {"--help", K_HELP, OFF(help), 0, 0, "this text"},
 };
 #define NFLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -113,7 +114,7 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
             return 2;
         }
         if (*v == '\0') {
-            snprintf(err, len, "%s: empty path", f->name);
+            snprintf(err, len, "%s: empty %s", f->name, strcmp(f->name, "--fault") == 0 ? "name" : "path");
             return 2;
         }
         strcpy(base, v);

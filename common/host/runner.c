@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +74,59 @@ static int check_outputs(const fmha_opts *o, char *err, size_t len)
     return 0;
 }
 
+static void fault_backends(const stage_fault *f, char *be, size_t len)
+{
+    be[0] = '\0';
+    for (int b = BACKEND_SM90; b < BACKEND_COUNT; b++)
+        if (f->backends & BACKEND_BIT(b)) snprintf(be + strlen(be), len - strlen(be), "%s%s", be[0] ? "," : "",
+                                                   backend_name((backend_t)b));
+}
+
+/* --faults (and the end of --help): one line per footgun variant. */
+static void list_faults(const stage_def *st)
+{
+    if (!st->nfaults) {
+        printf("faults: none in this stage\n");
+        return;
+    }
+    printf("faults (--fault NAME runs the broken variant, names the symptom, exits 1):\n");
+    for (int i = 0; i < st->nfaults; i++) {
+        const stage_fault *f = &st->faults[i];
+        char be[64];
+        fault_backends(f, be, sizeof be);
+        printf("  %-20s %s  [%s]  %s (shows at: %s)\n", f->name, f->fg, be, f->what, f->demo);
+    }
+}
+
+static const stage_fault *find_fault(const stage_def *st, const char *name)
+{
+    for (int i = 0; i < st->nfaults; i++)
+        if (strcmp(st->faults[i].name, name) == 0 || strcasecmp(st->faults[i].fg, name) == 0) return &st->faults[i];
+    return NULL;
+}
+
+/* What the broken variant did, for the last line. */
+static void fault_symptom(int rc, const stage_result *r, char *buf, size_t len)
+{
+    int n = 0;
+    if (rc) n += snprintf(buf + n, len - (size_t)n, "the run failed; ");
+    if (r->model_msg[0]) n += snprintf(buf + n, len - (size_t)n, "model: %s; ", r->model_msg);
+    if (r->checked && !r->passed) {
+        if (r->unwritten) n += snprintf(buf + n, len - (size_t)n, "%zu output elements never written; ", r->unwritten);
+        if (r->rep.nonfinite_mismatch)
+            n += snprintf(buf + n, len - (size_t)n, "%zu elements NaN/Inf where the reference is finite; ",
+                          r->rep.nonfinite_mismatch);
+        n += snprintf(buf + n, len - (size_t)n, "%scosine %.4f, max_abs %.3e against the reference",
+                      (r->unwritten || r->rep.nonfinite_mismatch) ? "the other elements: " : "", r->rep.cosine,
+                      r->rep.max_abs);
+    } else if (r->checked) {
+        n += snprintf(buf + n, len - (size_t)n, "none: the check passed at this shape (try its demo shape: --faults)");
+    } else if (!rc && !r->model_msg[0]) {
+        snprintf(buf + n, len - (size_t)n, "unchecked (--no-check): nothing observed");
+    }
+    if (n > 2 && buf[n - 2] == ';') buf[n - 2] = '\0';
+}
+
 static const char *const suite_names[SUITE_COUNT] = {"gpu", "gpu-quick", "emu", "bench", "bench-quick"};
 
 const char *shape_suite_name(shape_suite s) { return (unsigned)s < SUITE_COUNT ? suite_names[s] : "?"; }
@@ -105,22 +159,45 @@ int stage_main(const stage_def *st, int argc, char **argv)
     char prog[32];
     snprintf(prog, sizeof prog, "stage_%s", st->letter);
     if (argc == 3 && strcmp(argv[1], "--shapes") == 0) return list_shapes(st, prog, argv[2]);
+    if (argc == 2 && strcmp(argv[1], "--faults") == 0) {
+        list_faults(st);
+        return 0;
+    }
 
     int rc = cli_parse(argc, argv, st->accepts, &o, err, sizeof err);
     if (rc == 0 && o.help) {
         cli_usage(prog, st->title, st->accepts, &st->defaults);
+        list_faults(st);
         return 0;
     }
     if (!(st->accepts & OPT_HKV)) o.hkv = o.hq; /* no GQA in this stage: one KV head per query head */
     if (rc == 0) rc = cli_validate_common(&o, err, sizeof err);
+
+    const stage_fault *fault = NULL;
+    if (rc == 0 && o.fault[0] && !(fault = find_fault(st, o.fault))) {
+        int n = snprintf(err, sizeof err, "--fault %.100s: stage %s has no such fault (", o.fault, st->letter);
+        for (int i = 0; i < st->nfaults && n < (int)sizeof err - 40; i++)
+            n += snprintf(err + n, sizeof err - (size_t)n, "%s%s", i ? ", " : "", st->faults[i].name);
+        snprintf(err + n, sizeof err - (size_t)n, "%s)", st->nfaults ? "" : "none");
+        rc = 2;
+    }
 
     gpu_info g;
     memset(&g, 0, sizeof g);
     backend_t chosen = BACKEND_EMU;
     if (rc == 0) {
         gpu_query(&g);
-        rc = backend_select(o.backend, st->backends, &g, &chosen, err, sizeof err);
+        /* a fault runs where its variant exists: auto picks the best backend among those */
+        rc = backend_select(o.backend, fault ? (st->backends & fault->backends) : st->backends, &g, &chosen, err,
+                            sizeof err);
+        if (rc == 2 && fault) {
+            char be[64];
+            fault_backends(fault, be, sizeof be);
+            snprintf(err, sizeof err, "--fault %s (%s) runs on %s only, not on --backend %s", fault->name, fault->fg, be,
+                     backend_name(o.backend));
+        }
         if (rc == 0) o.backend = chosen;
+        if (fault) o.fault_bits = fault->bits;
     }
     /* Stage rules see the resolved backend; a skip still validates with the requested one. */
     if ((rc == 0 || rc == 77) && st->validate) {
@@ -173,6 +250,14 @@ int stage_main(const stage_def *st, int argc, char **argv)
         verdict = "FAIL";
         rc = 1;
     }
+    if (fault) {
+        /* the broken variant: name what it did and never report success */
+        char sym[700];
+        fault_symptom(rc, &r, sym, sizeof sym);
+        printf("[FAIL] stage=%s backend=%s %s fault=%s (%s) symptom: %s\n", st->letter, backend_name(o.backend), shape,
+               fault->name, fault->fg, sym);
+        return 1;
+    }
     printf("[%s] stage=%s backend=%s %s err=%s time_ms=%s tflops=%s gbps=%s%s\n", verdict,
            st->letter, backend_name(o.backend), shape, errs, tms, tfl, gbs,
            rc ? " (error: see above)" : "");
@@ -190,6 +275,7 @@ int runner_dump_list(const fmha_opts *o, const char *stage, const dump_item *ite
 
 void result_note_unwritten(stage_result *r, size_t unwritten, size_t total, const char *what)
 {
+    r->unwritten += unwritten;
     if (!unwritten) return;
     r->passed = 0;
     const size_t l = strlen(r->detail);

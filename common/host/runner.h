@@ -23,7 +23,19 @@ typedef struct {
     double flops;       /* counted as the stage defines (e.g. 4*B*H*Sq*Skv*D for attention) */
     double bytes;       /* minimum bytes that must move through device memory */
     char detail[1024];  /* one line printed before the verdict (verify_summary, notes) */
+    size_t unwritten;   /* output elements still poisoned (result_note_unwritten) */
+    char model_msg[320]; /* the host model's message when it refused a step (a fault's symptom) */
 } stage_result;
+
+/* A footgun's broken variant that a stage program runs with --fault NAME. */
+typedef struct {
+    const char *name;   /* "no-mask-guard" */
+    const char *fg;     /* "FG14" */
+    unsigned bits;      /* the stage's own switches (o->fault_bits) */
+    unsigned backends;  /* BACKEND_BIT(...) where the variant exists */
+    const char *what;   /* one line for --help */
+    const char *demo;   /* flags of a shape where the symptom shows (make footgun uses them) */
+} stage_fault;
 
 /* A GPU launcher: enqueues one run of the stage's kernel with its own parameter struct (the
  * stage_def knows which type; the runner only copies it). 0, or 1 after printing a CUDA error. */
@@ -51,6 +63,9 @@ typedef struct {
     /* The stage's shape table: writes the flags of row i of the suite (no --backend) into args and
      * returns 1, or returns 0 past the last row. `stage_X --shapes SUITE` prints them. */
     int (*shapes)(shape_suite suite, int i, char *args, size_t len);
+    /* The footgun variants this stage can run (--fault NAME; `stage_X --faults` lists them). */
+    const stage_fault *faults;
+    int nfaults;
 } stage_def;
 
 /* "gpu", "gpu-quick", "emu", "bench", "bench-quick"; -1 for an unknown name. */

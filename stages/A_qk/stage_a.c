@@ -120,7 +120,8 @@ static int run(const fmha_opts *o, stage_result *r)
     int rc = 0;
     if (o->backend == BACKEND_EMU) {
         char err[320];
-        rc = qk_emu_run(&p, QK_EPILOGUE_FOUR_WARPS, err, sizeof err);
+        rc = qk_emu_run(&p, o->fault_bits ? QK_EPILOGUE_ONE_WARP : QK_EPILOGUE_FOUR_WARPS, err, sizeof err);
+        if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
         if (rc) fprintf(stderr, "stage A (emu): %s\n", err);
     } else {
         rc = run_gpu(o, &p, nq, nk, ns, r);
@@ -175,6 +176,11 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
     }
 }
 
+static const stage_fault faults[] = {
+    {"one-warp-epilogue", "FG02", 1u, BACKEND_BIT(BACKEND_EMU),
+     "warp 0 alone reads all 128 TMEM lanes of S (the seed's T <= 32 kernel)", "--sq 128 --skv 128 --d 64"},
+};
+
 const stage_def stage_A = {
     .letter = "A",
     .name = "A_qk",
@@ -188,4 +194,6 @@ const stage_def stage_A = {
     .launch_sm100 = stage_a_sm100_launch,
     .launch_sm90 = stage_a_sm90_launch,
     .shapes = shapes,
+    .faults = faults,
+    .nfaults = (int)(sizeof faults / sizeof faults[0]),
 };

@@ -134,7 +134,8 @@ static int run(const fmha_opts *o, stage_result *r)
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
-        rc = pv_emu_run(&p, 0, err, sizeof err);
+        rc = pv_emu_run(&p, o->fault_bits, err, sizeof err);
+        if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
         if (rc) fprintf(stderr, "stage B (emu): %s\n", err);
     } else {
         pv_params dp = p; /* its pointers become device pointers */
@@ -185,6 +186,22 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
     }
 }
 
+/* The emu flow's switches (pv.h PV_FAULT_*), each the broken line of one footgun. */
+static const stage_fault faults[] = {
+    {"v-kmajor", "FG04", PV_FAULT_V_KMAJOR, BACKEND_BIT(BACKEND_EMU), "V described as K-major (idesc bit 16 = 0)",
+     "--init int --sq 128 --skv 128"},
+    {"accumulate-first", "FG05", PV_FAULT_ACCUMULATE_FIRST, BACKEND_BIT(BACKEND_EMU),
+     "the first P V MMA accumulates onto stale TMEM", "--init int --sq 128 --skv 128"},
+    {"v-advance-32b", "FG06", PV_FAULT_V_ADVANCE_32B, BACKEND_BIT(BACKEND_EMU),
+     "MN-major V advanced +32 B per k16 step (the K-major rule)", "--init int --sq 128 --skv 128"},
+    {"pack-swapped", "FG07", PV_FAULT_PACK_SWAPPED, BACKEND_BIT(BACKEND_EMU),
+     "cvt.rn.bf16x2.f32 operands (even, odd): P pairs swapped", "--init int --sq 128 --skv 128"},
+    {"store-16bit", "FG07", PV_FAULT_STORE_16BIT, BACKEND_BIT(BACKEND_EMU), "tcgen05.st asked to move 16-bit elements",
+     "--init int --sq 128 --skv 128"},
+    {"p-offset-x2", "FG08", PV_FAULT_P_OFFSET_X2, BACKEND_BIT(BACKEND_EMU),
+     "P's TMEM column offset counted in bf16 elements, not 32-bit columns", "--init int --sq 128 --skv 128"},
+};
+
 const stage_def stage_B = {
     .letter = "B",
     .name = "B_pv",
@@ -198,4 +215,6 @@ const stage_def stage_B = {
     .launch_sm100 = stage_b_sm100_launch,
     .launch_sm90 = stage_b_sm90_launch,
     .shapes = shapes,
+    .faults = faults,
+    .nfaults = (int)(sizeof faults / sizeof faults[0]),
 };

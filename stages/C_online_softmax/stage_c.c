@@ -40,10 +40,12 @@ static int run(const fmha_opts *o, stage_result *r)
 {
     attn_problem ap;
     if (attn_problem_make(o, &ap)) return 1;
+    ap.p.faults = o->fault_bits;
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
         rc = stage_c_emu_run(&ap.p, err, sizeof err);
+        if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
         if (rc) fprintf(stderr, "stage C (emu): %s\n", err);
     } else {
         rc = attn_run_gpu(&stage_C, o, &ap, r);
@@ -106,6 +108,14 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
     }
 }
 
+static const stage_fault faults[] = {
+    {"no-mask-guard", "FG14", FMHA_FAULT_NO_MASK_GUARD,
+     BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_SM100),
+     "exp2(s - m) against m = -inf on a row that sees no key", "--sq 300 --skv 100 --causal --hq 2 --hkv 2"},
+    {"one-softmax-warp", "FG02", FMHA_FAULT_ONE_SOFTMAX_WARP, BACKEND_BIT(BACKEND_EMU),
+     "softmax warp 0 alone reads all 128 TMEM lanes of S", "--sq 128 --skv 128 --hq 1 --hkv 1"},
+};
+
 const stage_def stage_C = {
     .letter = "C",
     .name = "C_online_softmax",
@@ -119,4 +129,6 @@ const stage_def stage_C = {
     .launch_sm100 = stage_c_sm100_launch,
     .launch_sm90 = stage_c_sm90_launch,
     .shapes = shapes,
+    .faults = faults,
+    .nfaults = (int)(sizeof faults / sizeof faults[0]),
 };

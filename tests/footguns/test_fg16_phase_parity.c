@@ -18,6 +18,7 @@
  *          compiled only.
  * Notes:   notes/footguns.md#fg16 */
 #include <criterion/criterion.h>
+#include <stdio.h>
 
 #include "model/mbar_model.h"
 
@@ -67,15 +68,18 @@ Test(fg16_phase_parity, wrong_producer_first_wait_parity_0_deadlocks)
     ring r;
     ring_init(&r);
     ring_state prod = {0, 0}; /* WRONG: the producer starts at phase 0 */
-    cr_expect_eq(mbar_model_wait(&r.empty[prod.slot], prod.phase), MBAR_DEADLOCK,
-                 "the producer waits for a release of a slot nobody has filled");
-    char d[256];
+    const mbar_status wp = mbar_model_wait(&r.empty[prod.slot], prod.phase);
+    cr_expect_eq(wp, MBAR_DEADLOCK, "the producer waits for a release of a slot nobody has filled");
+    char d[256], dc[256];
     mbar_model_diagnose(&r.empty[0], d, sizeof d);
     cr_expect_str_eq(d, "phase 0: 1 of 1 arrivals and 0 tx bytes outstanding");
     /* and the consumer, correctly waiting for data, waits for the stuck producer: both hang */
-    cr_expect_eq(mbar_model_wait(&r.full[0], 0), MBAR_DEADLOCK);
-    mbar_model_diagnose(&r.full[0], d, sizeof d);
-    cr_expect_str_eq(d, "phase 0: 1 of 1 arrivals and 0 tx bytes outstanding");
+    const mbar_status wc = mbar_model_wait(&r.full[0], 0);
+    cr_expect_eq(wc, MBAR_DEADLOCK);
+    mbar_model_diagnose(&r.full[0], dc, sizeof dc);
+    fprintf(stderr, "FG16 broken (producer starts at phase 0, emu): producer on empty[0] %s (%s); consumer on full[0] "
+            "%s (%s)\n", mbar_status_name(wp), d, mbar_status_name(wc), dc);
+    cr_expect_str_eq(dc, "phase 0: 1 of 1 arrivals and 0 tx bytes outstanding");
 }
 
 Test(fg16_phase_parity, wrong_consumer_first_wait_parity_1_passes_before_data)
@@ -83,14 +87,20 @@ Test(fg16_phase_parity, wrong_consumer_first_wait_parity_1_passes_before_data)
     ring r;
     ring_init(&r);
     ring_state cons = {0, 1}; /* WRONG: the consumer starts at phase 1 */
+    int early = 0, unfilled = 0;
     for (int k = 0; k < SLOTS; k++) {
         const int s = cons.slot;
         cr_expect_eq(r.full[s].pending, 1, "nothing has arrived on full[%d]", s);
-        cr_expect_eq(mbar_model_try_wait_parity(&r.full[s], cons.phase), 1,
-                     "early release: the wait on full[%d] passes with no arrival", s);
+        const int passed = mbar_model_try_wait_parity(&r.full[s], cons.phase);
+        early += passed && r.full[s].pending == 1;
+        unfilled += passed && r.data[s] == -1;
+        cr_expect_eq(passed, 1, "early release: the wait on full[%d] passes with no arrival", s);
         cr_expect_eq(r.data[s], -1, "and the consumer would read slot %d before any copy", s);
         advance(&cons);
     }
+    fprintf(stderr, "FG16 broken (consumer starts at phase 1, emu): %d of %d first waits on full[] passed with no "
+            "arrival, %d on a slot no copy had filled; full[0] still in phase %u\n", early, SLOTS, unfilled,
+            r.full[0].phase);
     cr_expect_eq(r.full[0].phase, 0u, "no phase of full[] ever completed");
 }
 
@@ -99,7 +109,7 @@ Test(fg16_phase_parity, fixed_protocol_runs_ten_rounds)
     ring r;
     ring_init(&r);
     ring_state prod = {0, 1}, cons = {0, 0}; /* FIXED */
-    int produced = 0, consumed = 0, producer_held_back = 0;
+    int produced = 0, consumed = 0, producer_held_back = 0, in_order = 0;
     /* A greedy schedule: the producer fills whenever its slot is free, the consumer drains
      * otherwise. The producer must run exactly SLOTS ahead and then be held back by empty[]. */
     while (consumed < ROUNDS) {
@@ -120,12 +130,21 @@ Test(fg16_phase_parity, fixed_protocol_runs_ten_rounds)
         mbar_model_diagnose(&r.full[s], d, sizeof d);
         cr_assert_eq(w, MBAR_OK, "round %d: consumer wait on full[%d]: %s (%s)", consumed, s,
                      mbar_status_name(w), d);
+        in_order += r.data[s] == consumed;
         cr_assert_eq(r.data[s], consumed, "round %d read the tile of round %d", consumed,
                      r.data[s]);
         cr_assert_eq(mbar_model_arrive(&r.empty[s]), MBAR_OK);
         consumed++;
         advance(&cons);
     }
+    int errors = 0, over = 0;
+    for (int s = 0; s < SLOTS; s++) {
+        errors += (r.full[s].first_error != MBAR_OK) + (r.empty[s].first_error != MBAR_OK);
+        over += r.full[s].over_arrivals + r.empty[s].over_arrivals;
+    }
+    fprintf(stderr, "FG16 fixed (producer at phase 1, consumer at phase 0, emu): %d of %d rounds read their own tile, "
+            "producer held back %d times, full[0]/empty[0] phases %u/%u, %d barrier errors, %d over-arrivals\n",
+            in_order, ROUNDS, producer_held_back, r.full[0].phase, r.empty[0].phase, errors, over);
     cr_expect_eq(producer_held_back, ROUNDS - SLOTS);
     for (int s = 0; s < SLOTS; s++) {
         cr_expect_eq(r.full[s].phase, (unsigned)(ROUNDS / SLOTS), "full[%d] phases", s);

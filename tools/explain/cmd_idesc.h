@@ -1,5 +1,5 @@
 /* explain idesc: the 32-bit tcgen05.mma instruction descriptor, encoded and decoded with
- * model/idesc.h and judged by idesc_check (hw_reference.md 1.2-1.4). */
+ * model/idesc.h and judged by idesc_check (notes/hardware.md sections 2.1-2.4). */
 #ifndef FMHA_EXPLAIN_CMD_IDESC_H
 #define FMHA_EXPLAIN_CMD_IDESC_H
 
@@ -101,7 +101,7 @@ static int idesc_decode_cmd(const char *text, int kind)
     } else {
         printf("reserved bits 6, 23, 29: clear\n");
     }
-    /* hw_reference.md 1.4: M=128 written at bit 23 reads back as M=64, and the M=128,N=64 case
+    /* notes/hardware.md section 2.4: M=128 written at bit 23 reads back as M=64, and the M=128,N=64 case
      * becomes exactly the valid M=64,N=64 value, so no check can flag it. */
     if (f.m == 64)
         printf("note: M=64 is also what M=128 becomes when written at bit 23 ((M>>4)<<23); "

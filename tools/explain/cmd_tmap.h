@@ -1,5 +1,5 @@
 /* explain tmap: would cuTensorMapEncodeTiled accept these parameters? The verdict is tmap_check's
- * (model/tmap_check.h), with the broken rule's name and source (hw_reference.md section 8). */
+ * (model/tmap_check.h), with the broken rule's name and source (notes/hardware.md section 10). */
 #ifndef FMHA_EXPLAIN_CMD_TMAP_H
 #define FMHA_EXPLAIN_CMD_TMAP_H
 
@@ -120,7 +120,7 @@ static int cmd_tmap(int argc, char **argv)
     for (unsigned i = 0; i < p.rank; i++) unit &= p.element_strides[i] == 1;
     if (!tmap_is_packed(p.data_type) && unit) {
         /* One box's bytes is what an mbarrier's expect_tx must count for each load of this map
-         * (hw_reference.md 8.3). Left out for element strides != 1 and packed types, whose byte
+         * (notes/hardware.md section 10.4). Left out for element strides != 1 and packed types, whose byte
          * counts this tool does not model. */
         uint64_t elems = 1;
         for (unsigned i = 0; i < p.rank; i++) elems *= p.box_dim[i];
