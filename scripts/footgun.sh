@@ -2,8 +2,11 @@
 # The footgun tests (tests/footguns/test_fgNN_<slug>.c): each shows a known mistake ("broken") and
 # its fix ("fixed") and prints its figures on lines that start with "FGNN".
 #   footgun.sh check NN   exit 2, listing the FG numbers there are, unless test_fgNN_* exists
-#   footgun.sh one NN     run build/tests/footguns/test_fgNN_* --verbose and show all its output;
-#                         its exit status is the test's (make footgun FG=NN builds the tests first)
+#   footgun.sh one NN     run build/tests/footguns/test_fgNN_* --verbose and show all its output,
+#                         then every stage program that has a variant of FGNN (stage_X --faults)
+#                         twice at that variant's shape, on the best backend it exists on here:
+#                         with --fault NAME (broken) and without (fixed), their last lines side by
+#                         side; the exit status is the test's (make footgun FG=NN builds first)
 #   footgun.sh all        run every build/tests/footguns/test_fg* and print a table: FG, slug,
 #                         result (pass / fail / skip: every test that ran skipped), counts, then
 #                         the test's "FGnn" and broken / fixed lines and its skip reasons; logs
@@ -57,7 +60,31 @@ run_one() {
   "$bin" "${crit_args[@]}" 2>&1
   local rc=$?
   echo "=== FG$nn: exit $rc ($([ $rc -eq 0 ] && echo pass || echo FAIL))"
+  stage_level "$nn"
   return $rc
+}
+
+stage_level() { # NN: the stage programs' --fault variants of FGNN, broken then fixed
+  local nn=$1 prog line name demo broken fixed be shown=0
+  for prog in build/bin/stage_*; do
+    while read -r line; do
+      case $line in *" FG$nn "*) ;; *) continue ;; esac
+      name=${line%% *}
+      demo=$(echo "$line" | sed -n 's/.*(shows at: \(.*\))$/\1/p')
+      [ $shown = 0 ] && echo "=== FG$nn at stage level (each stage program, broken then fixed, same shape and backend)"
+      shown=1
+      # shellcheck disable=SC2086
+      broken=$("$prog" $demo --fault "$name" 2>/dev/null | tail -n 1)
+      be=$(echo "$broken" | sed -n 's/.* backend=\([a-z0-9]*\) .*/\1/p')
+      # shellcheck disable=SC2086
+      fixed=$("$prog" $demo ${be:+--backend $be} 2>/dev/null | tail -n 1)
+      echo "${prog##*/} $demo"
+      echo "  broken (--fault $name): $broken"
+      echo "  fixed:                  $fixed"
+    done < <("$prog" --faults 2>/dev/null)
+  done
+  [ $shown = 0 ] && echo "=== FG$nn: no stage program has a variant of it (the test above is its only level)"
+  return 0
 }
 
 run_all() {
