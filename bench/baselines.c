@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "host/cuda_check.h"
+#include "host/devfill.h"
 #include "host/device.h"
 #include "host/timer.h"
 
@@ -84,27 +85,12 @@ static long arg(int argc, char **argv, const char *name, long def)
     return def;
 }
 
-/* Random bf16 in [-1, 1): the timing must not run on zeros. At most 2^24 values are generated on
- * the host and repeated over the buffer, so a P of several GB costs seconds, not minutes. */
+/* Random bf16 inputs, N(0, 1) like the stage programs' timing inputs, made on the device
+ * (host/devfill.h): the timing must not run on zeros, and no host copy is needed. */
 static int fill_random_bf16(void *dev, size_t n)
 {
-    const size_t chunk = n < ((size_t)1 << 24) ? n : ((size_t)1 << 24);
-    uint16_t *h = malloc(chunk * 2);
-    if (!h) { fprintf(stderr, "baselines: out of host memory\n"); return 1; }
-    uint32_t x = 12345;
-    for (size_t i = 0; i < chunk; i++) {
-        x = x * 1664525u + 1013904223u;
-        float f = (float)(x >> 8) / 16777216.0f * 2.0f - 1.0f;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        h[i] = (uint16_t)(u >> 16);
-    }
-    for (size_t at = 0; at < n; at += chunk) {
-        size_t len = n - at < chunk ? n - at : chunk;
-        CUDA_CHECK(cudaMemcpy((uint16_t *)dev + at, h, len * 2, cudaMemcpyHostToDevice));
-    }
-    free(h);
-    return 0;
+    static uint64_t calls;
+    return dev_fill_bf16(dev, n, INIT_RAND, 12345u + calls++, 0, 0);
 }
 
 /* Shapes, strides and buffers of one strided-batched GEMM; A and B get random bf16 unless given. */

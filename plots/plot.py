@@ -309,8 +309,11 @@ def fig_seqlen(run, path):
                     handles.setdefault("stage " + x, h)
                 if bad:
                     h = ax.scatter([r["sq"] for r in bad], [0] * len(bad), marker="x", color=col, clip_on=False,
-                                   zorder=5, label="stage %s: failed/skipped at S (x on the axis)" % x)
+                                   zorder=5, label="stage %s: failed/skipped at S (x on the axis, reason above)" % x)
                     handles.setdefault("bad " + x, h)
+                    for r in bad:  # the reason of each missing point, from the row's status and note
+                        ax.annotate(missing_reason(r), (r["sq"], 0), xytext=(0, 6), textcoords="offset points",
+                                    rotation=90, fontsize=6, color=col, ha="center", va="bottom")
             for name, (lab, colr, ls) in BASE_STYLE.items():
                 rows = sorted((r for r in run.rows if r["kind"] == "baseline" and r["name"] == name
                                and r["status"] == "ok" and r["tflops"] and sel(r)), key=lambda r: r["sq"])
@@ -351,6 +354,16 @@ def fig_seqlen(run, path):
     fig.tight_layout(rect=(0, 0.09, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def missing_reason(r):
+    """A few words on why a point is missing, from the CSV row's status and note."""
+    note = (r.get("note") or "").lower()
+    for key, words in (("time budget", "time budget"), ("refuses", "shape refused"), ("bench_max_s_gb", "S too large"),
+                       ("killed after", "timeout"), ("needs a cc", "no such GPU")):
+        if key in note:
+            return words
+    return r["status"] or "?"
 
 
 def fig_decode(run, path):

@@ -30,10 +30,10 @@
 # Environment:
 #   BENCH_SHAPES=full|quick  quick: D = 128, S in {1k, 4k, 8k}, causal and not, Llama S in {2k, 8k}
 #   BENCH_ITERS=20 BENCH_WARMUP=3   timed samples (>= 20) and warm-up launches per program
-#   BENCH_BUDGET_S=530       past this many seconds, the remaining runs are recorded as skipped (on
-#                            an H200 with stages A-C the full set reached its last dozen D = 256
-#                            rows at 470 s, about 530 s in all: ~4 s per stage program, mostly its
-#                            host-side set-up, up to 35 s for the largest shapes)
+#   BENCH_BUDGET_S=530       past this many seconds, the remaining runs are recorded as skipped
+#                            (the stage programs run unchecked here, so they make their inputs on
+#                            the device: host/devfill.h; when the host made them, a full run of
+#                            stages A-C took about 530 s, mostly that set-up)
 #   BENCH_TIMEOUT_S=150      one program taking longer is killed and recorded as failed
 #   BENCH_MAX_S_GB=40        stage A and cuBLAS rows whose S (f32) or P (bf16) in memory, B*H*S*S*4
 #                            or *2 bytes, would exceed this are skipped

@@ -42,13 +42,16 @@ int attn_problem_make(const fmha_opts *o, attn_problem *ap)
         attn_problem_free(ap);
         return 1;
     }
-    rng_t rng;
-    rng_seed(&rng, o->seed);
-    init_bf16(ap->q, NULL, ap->nq, o->init, &rng, -2, 2);
-    init_bf16(ap->k, NULL, ap->nkv, o->init, &rng, -2, 2);
-    init_bf16(ap->v, NULL, ap->nkv, o->init, &rng, -2, 2);
-    poison_bf16(ap->o, ap->nq);
-    poison_f32(ap->lse, ap->nlse);
+    ap->on_device = stage_inputs_on_device(o);
+    if (!ap->on_device) { /* a timing run makes them on the device instead (attn_run_gpu) */
+        rng_t rng;
+        rng_seed(&rng, o->seed);
+        init_bf16(ap->q, NULL, ap->nq, o->init, &rng, -2, 2);
+        init_bf16(ap->k, NULL, ap->nkv, o->init, &rng, -2, 2);
+        init_bf16(ap->v, NULL, ap->nkv, o->init, &rng, -2, 2);
+        poison_bf16(ap->o, ap->nq);
+        poison_f32(ap->lse, ap->nlse);
+    }
     p->q = ap->q; p->k = ap->k; p->v = ap->v; p->o = ap->o; p->lse = ap->lse;
     return 0;
 }
@@ -63,9 +66,17 @@ void attn_problem_free(attn_problem *ap)
 int attn_run_gpu(const stage_def *st, const fmha_opts *o, attn_problem *ap, stage_result *r)
 {
     fmha_params dp = ap->p; /* its pointers become device pointers */
-    stage_buf bufs[] = {{ap->q, ap->nq * 2, 0, (void **)&dp.q},    {ap->k, ap->nkv * 2, 0, (void **)&dp.k},
-                        {ap->v, ap->nkv * 2, 0, (void **)&dp.v},   {ap->o, ap->nq * 2, 1, (void **)&dp.o},
-                        {ap->lse, ap->nlse * 4, 1, (void **)&dp.lse}};
+    stage_buf bufs[] = {{ap->q, ap->nq * 2, 0, (void **)&dp.q, 0, 0, 0},    {ap->k, ap->nkv * 2, 0, (void **)&dp.k, 0, 0, 0},
+                        {ap->v, ap->nkv * 2, 0, (void **)&dp.v, 0, 0, 0},   {ap->o, ap->nq * 2, 1, (void **)&dp.o, 0, 0, 0},
+                        {ap->lse, ap->nlse * 4, 1, (void **)&dp.lse, 0, 0, 0}};
+    if (ap->on_device) {
+        const buf_source src[5] = {BUF_DEVICE_BF16, BUF_DEVICE_BF16, BUF_DEVICE_BF16, BUF_DEVICE_POISON16, BUF_DEVICE_POISON32};
+        for (int i = 0; i < 5; i++) {
+            bufs[i].src = src[i];
+            bufs[i].int_lo = -2; /* the host's --init int range */
+            bufs[i].int_hi = 2;
+        }
+    }
     return stage_gpu_run(st, &dp, &dp.wd, bufs, 5, o, r);
 }
 

@@ -23,9 +23,11 @@ typedef struct {
     uint16_t *q, *k, *v, *o;  /* bf16 in the layout of o->layout_bshd */
     float *lse;               /* [B, Hq, Sq] */
     size_t nq, nkv, nlse;     /* elements */
+    int on_device;            /* a timing run: inputs made on the GPU, host copies never filled */
 } attn_problem;
 
-/* Parameters, inputs (init mode and seed of the options) and poisoned outputs. 0, or 1 when out
+/* Parameters, inputs (init mode and seed of the options) and poisoned outputs; for a timing run
+ * on a GPU (stage_inputs_on_device) the inputs are made on the device instead. 0, or 1 when out
  * of host memory (message printed). */
 int attn_problem_make(const fmha_opts *o, attn_problem *ap);
 void attn_problem_free(attn_problem *ap);

@@ -14,12 +14,25 @@
 #include "host/timer.h"
 #include "host/watchdog.h"
 
+/* Where a buffer's device contents come from. */
+typedef enum {
+    BUF_UPLOAD = 0,   /* the host buffer (inputs as made, outputs poisoned) */
+    BUF_DEVICE_BF16,  /* made on the device: bf16 inputs in --init's mode (host/devfill.h) */
+    BUF_DEVICE_POISON16, BUF_DEVICE_POISON32, /* an output poisoned on the device (2- / 4-byte) */
+} buf_source;
+
 typedef struct {
     void *host;       /* inputs: uploaded; outputs: uploaded (poisoned) and downloaded back */
     size_t bytes;
     int is_output;
     void **dev_slot;  /* where to write the device pointer (a field of the parameter copy) */
+    buf_source src;   /* BUF_UPLOAD unless the run keeps its inputs on the device */
+    int int_lo, int_hi; /* BUF_DEVICE_BF16 with --init int: the range */
 } stage_buf;
+
+/* A timing run (--no-check, no --dump) on a GPU makes its inputs on the device and downloads
+ * nothing: the host then allocates but never fills or reads its copies. */
+int stage_inputs_on_device(const fmha_opts *o);
 
 /* params: the stage's parameter struct (a copy the caller owns; its pointer fields are overwritten
  * through the dev_slots and wd_slot). Returns 0, or 1 after printing what went wrong. */

@@ -122,12 +122,15 @@ static int run(const fmha_opts *o, stage_result *r)
     uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2);
     float *qv = malloc(nq * 4), *kv = malloc(nkv * 4), *vv = malloc(nkv * 4), *out = malloc(nq * 4);
     if (!q || !k || !v || !qv || !kv || !vv || !out) { fprintf(stderr, "stage B: out of host memory\n"); return 1; }
-    rng_t rng;
-    rng_seed(&rng, o->seed);
-    init_bf16(q, qv, nq, o->init, &rng, -1, 1);
-    init_bf16(k, kv, nkv, o->init, &rng, -1, 1);
-    init_bf16(v, vv, nkv, o->init, &rng, -1, 1);
-    poison_f32(out, nq);
+    const int dev = stage_inputs_on_device(o); /* a timing run: inputs made on the GPU */
+    if (!dev) {
+        rng_t rng;
+        rng_seed(&rng, o->seed);
+        init_bf16(q, qv, nq, o->init, &rng, -1, 1);
+        init_bf16(k, kv, nkv, o->init, &rng, -1, 1);
+        init_bf16(v, vv, nkv, o->init, &rng, -1, 1);
+        poison_f32(out, nq);
+    }
     const float scale = stage_b_scale(o->d);
     pv_params p = {q, k, v, out, o->b, o->hq, o->sq, o->skv, o->d, scale, NULL};
 
@@ -139,8 +142,10 @@ static int run(const fmha_opts *o, stage_result *r)
         if (rc) fprintf(stderr, "stage B (emu): %s\n", err);
     } else {
         pv_params dp = p; /* its pointers become device pointers */
-        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&dp.q}, {k, nkv * 2, 0, (void **)&dp.k},
-                            {v, nkv * 2, 0, (void **)&dp.v}, {out, nq * 4, 1, (void **)&dp.o}};
+        const buf_source in = dev ? BUF_DEVICE_BF16 : BUF_UPLOAD;
+        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&dp.q, in, -1, 1}, {k, nkv * 2, 0, (void **)&dp.k, in, -1, 1},
+                            {v, nkv * 2, 0, (void **)&dp.v, in, -1, 1},
+                            {out, nq * 4, 1, (void **)&dp.o, dev ? BUF_DEVICE_POISON32 : BUF_UPLOAD, 0, 0}};
         rc = stage_gpu_run(&stage_B, &dp, &dp.wd, bufs, 4, o, r);
     }
     r->flops = 4.0 * o->b * o->hq * (double)o->sq * o->skv * o->d; /* two GEMMs */
