@@ -48,6 +48,7 @@ typedef struct {
 enum {
     FMHA_FAULT_NO_MASK_GUARD = 1u << 0,    /* FG14: exp2(s - m) with m = -inf on a fully masked row */
     FMHA_FAULT_ONE_SOFTMAX_WARP = 1u << 1, /* FG02 (stage level, emu): warp 0 alone reads S */
+    FMHA_FAULT_P_FULL_COUNTS_WARPS = 1u << 2, /* FG10 (emu, sm100): p_full counts 4 warps, 128 threads arrive */
 };
 
 /* The KV head that query head h reads (GQA: Hq / Hkv query heads per KV head). */

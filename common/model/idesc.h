@@ -79,6 +79,20 @@ FMHA_HD uint32_t idesc_e4m3_f32(unsigned m, unsigned n, unsigned a_mn, unsigned 
     return idesc_encode(&f);
 }
 
+/* The two plausible mis-encodings of the M and N fields (footgun FG03), applied to a correct
+ * descriptor v so the footgun tests and the stage programs' --fault variants break the same bits:
+ *   IDESC_MISCODE_M_AT_BIT23  M>>4 written at bit 23 instead of 24 (M = 128 reads back as 64)
+ *   IDESC_MISCODE_N_BIT_LOW   N>>3 written at bit 16 instead of 17 (N = 64 reads back as 32) */
+typedef enum { IDESC_MISCODE_NONE = 0, IDESC_MISCODE_M_AT_BIT23, IDESC_MISCODE_N_BIT_LOW } idesc_miscode;
+
+FMHA_HD uint32_t idesc_miscoded(uint32_t v, idesc_miscode how)
+{
+    const uint32_t m = ((v >> IDESC_M_SHIFT) & 0x1Fu) << 4, n = ((v >> IDESC_N_SHIFT) & 0x3Fu) << 3;
+    if (how == IDESC_MISCODE_M_AT_BIT23) return (v & ~(0x1Fu << IDESC_M_SHIFT)) | ((m >> 4) << (IDESC_M_SHIFT - 1));
+    if (how == IDESC_MISCODE_N_BIT_LOW) return (v & ~(0x3Fu << IDESC_N_SHIFT)) | ((n >> 3) << (IDESC_N_SHIFT - 1));
+    return v;
+}
+
 /* Host: is this a legal dense cta_group::1 MMA of the given kind (PTX 9.7.16.10.1 Table 50)?
  * 0, or nonzero with the broken rule in err. N % 16 for M = 128 is reported as a warning in
  * warn (PTX allows step 8; CUTLASS's TS form and DeepGEMM require 16: notes/hardware.md section 2.2). */

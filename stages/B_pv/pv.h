@@ -81,6 +81,8 @@ enum {
     PV_FAULT_PACK_SWAPPED = 1u << 3,      /* FG07: cvt operands (even, odd): pairs swapped */
     PV_FAULT_STORE_16BIT = 1u << 4,       /* FG07: tcgen05.st asked to move 16-bit elements */
     PV_FAULT_P_OFFSET_X2 = 1u << 5,       /* FG08: P's f32 column offset doubled as if in bf16 units */
+    PV_FAULT_IDESC_M_BIT23 = 1u << 6,     /* FG03: the P V idesc with M>>4 at bit 23 (M reads 64) */
+    PV_FAULT_IDESC_N_BIT_LOW = 1u << 7,   /* FG03: the P V idesc with N>>3 one bit low (N reads D/2) */
 };
 
 /* The sm100 data flow on the host model, on host pointers. Returns 0, or 1 with the model's

@@ -78,7 +78,10 @@ static int emu_cta(emu_ctx *c, int bh, int qt)
     const uint32_t idesc_qk = idesc_bf16_f32(PV_BM, PV_BN, 0, 0);
     /* PV_FAULT_V_KMAJOR: B described as K-major, idesc bit 16 = 0 */
     const int v_kmajor = (c->faults & PV_FAULT_V_KMAJOR) != 0;
-    const uint32_t idesc_pv = idesc_bf16_f32(PV_BM, (unsigned)d, 0, v_kmajor ? 0 : 1);
+    uint32_t idesc_pv = idesc_bf16_f32(PV_BM, (unsigned)d, 0, v_kmajor ? 0 : 1);
+    /* PV_FAULT_IDESC_*: the same descriptor with its M or N field written one bit low (FG03) */
+    if (c->faults & PV_FAULT_IDESC_M_BIT23) idesc_pv = idesc_miscoded(idesc_pv, IDESC_MISCODE_M_AT_BIT23);
+    if (c->faults & PV_FAULT_IDESC_N_BIT_LOW) idesc_pv = idesc_miscoded(idesc_pv, IDESC_MISCODE_N_BIT_LOW);
     const int ntiles = (p->skv + PV_BN - 1) / PV_BN;
     for (int j = 0; j < ntiles; j++) {
         const int ph = j & 1;

@@ -203,6 +203,10 @@ static const stage_fault faults[] = {
      "cvt.rn.bf16x2.f32 operands (even, odd): P pairs swapped", "--init int --sq 128 --skv 128"},
     {"store-16bit", "FG07", PV_FAULT_STORE_16BIT, BACKEND_BIT(BACKEND_EMU), "tcgen05.st asked to move 16-bit elements",
      "--init int --sq 128 --skv 128"},
+    {"idesc-m-bit23", "FG03", PV_FAULT_IDESC_M_BIT23, BACKEND_BIT(BACKEND_EMU),
+     "the P V instruction descriptor with M>>4 at bit 23: M = 128 reads back as 64", "--init int --sq 128 --skv 128"},
+    {"idesc-n-bit-low", "FG03", PV_FAULT_IDESC_N_BIT_LOW, BACKEND_BIT(BACKEND_EMU),
+     "the P V instruction descriptor with N>>3 one bit low: N = 64 reads back as 32", "--init int --sq 128 --skv 128"},
     {"p-offset-x2", "FG08", PV_FAULT_P_OFFSET_X2, BACKEND_BIT(BACKEND_EMU),
      "P's TMEM column offset counted in bf16 elements, not 32-bit columns", "--init int --sq 128 --skv 128"},
 };

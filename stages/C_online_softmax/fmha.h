@@ -18,12 +18,14 @@
 enum { FMHA_BAR_Q_FULL, FMHA_BAR_KV_FULL, FMHA_BAR_KV_EMPTY, FMHA_BAR_S_FULL, FMHA_BAR_P_FULL, FMHA_BAR_O_DONE, FMHA_NUM_BARS };
 enum { FMHA_SOFTMAX_WARPS = 4, FMHA_MMA_WARP = 4, FMHA_LOAD_WARP = 5, FMHA_SM100_THREADS = 192, FMHA_SM90_THREADS = 256 };
 
-FMHA_HD uint32_t fmha_bar_count(int bar)
+/* faults: FMHA_FAULT_P_FULL_COUNTS_WARPS gives p_full the count of warps (FG10). */
+FMHA_HD uint32_t fmha_bar_count(int bar, unsigned faults)
 {
     switch (bar) {
     case FMHA_BAR_Q_FULL:
     case FMHA_BAR_KV_FULL: return 32u;
-    case FMHA_BAR_P_FULL: return 32u * FMHA_SOFTMAX_WARPS;
+    case FMHA_BAR_P_FULL:
+        return (faults & FMHA_FAULT_P_FULL_COUNTS_WARPS) ? (uint32_t)FMHA_SOFTMAX_WARPS : 32u * FMHA_SOFTMAX_WARPS;
     default: return 1u; /* kv_empty, s_full, o_done: one tcgen05.commit each */
     }
 }

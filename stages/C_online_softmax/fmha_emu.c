@@ -66,7 +66,8 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     mbar_model bars[FMHA_NUM_BARS];
     for (int i = 0; i < FMHA_NUM_BARS; i++) {
         mbar_model_reset(&bars[i]);
-        mbar_model_init(&bars[i], i == FMHA_BAR_P_FULL ? 32 * softmax_warps : (int)fmha_bar_count(i));
+        const int faulted = p->faults & FMHA_FAULT_P_FULL_COUNTS_WARPS;
+        mbar_model_init(&bars[i], i == FMHA_BAR_P_FULL && !faulted ? 32 * softmax_warps : (int)fmha_bar_count(i, p->faults));
     }
     mbar_model *q_full = &bars[FMHA_BAR_Q_FULL], *kv_full = &bars[FMHA_BAR_KV_FULL], *kv_empty = &bars[FMHA_BAR_KV_EMPTY];
     mbar_model *s_full = &bars[FMHA_BAR_S_FULL], *p_full = &bars[FMHA_BAR_P_FULL], *o_done = &bars[FMHA_BAR_O_DONE];
@@ -162,7 +163,15 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
                         return emu_fail_tmem(f);
                 }
             }
-        mbar_model_arrive_n(p_full, 32 * softmax_warps);
+        for (int w = 0; w < softmax_warps; w++) { /* each warp's 32 threads arrive in one instruction */
+            const mbar_status ms = mbar_model_arrive_n(p_full, 32);
+            if (ms != MBAR_OK && ms != MBAR_ERR_OVER_ARRIVAL) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "p_full: warp %d's 32 arrivals: %s (the barrier counts %d)", w,
+                         mbar_status_name(ms), (int)fmha_bar_count(FMHA_BAR_P_FULL, p->faults));
+                return emu_fail(f, msg);
+            }
+        }
 
         /* Step 2e (warp 4): O += P V_j -> o_done, kv_empty */
         if (emu_wait(f, p_full, ph, "p_full (MMA warp)")) return 1;

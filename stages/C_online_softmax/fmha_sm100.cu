@@ -97,7 +97,7 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(fmha
         tmem_relinquish();
     }
     if (threadIdx.x == 0) {
-        for (int i = 0; i < FMHA_NUM_BARS; i++) mbar_init(smem_u32(&bars[i]), fmha_bar_count(i));
+        for (int i = 0; i < FMHA_NUM_BARS; i++) mbar_init(smem_u32(&bars[i]), fmha_bar_count(i, p.faults));
         mbar_fence_init();
     }
     tcgen05_fence_before();

@@ -112,6 +112,8 @@ static const stage_fault faults[] = {
     {"no-mask-guard", "FG14", FMHA_FAULT_NO_MASK_GUARD,
      BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_SM100),
      "exp2(s - m) against m = -inf on a row that sees no key", "--sq 300 --skv 100 --causal --hq 2 --hkv 2"},
+    {"p-full-counts-warps", "FG10", FMHA_FAULT_P_FULL_COUNTS_WARPS, BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM100),
+     "p_full initialised with 4 (warps) while all 128 softmax threads arrive", "--sq 128 --skv 128 --hq 1 --hkv 1"},
     {"one-softmax-warp", "FG02", FMHA_FAULT_ONE_SOFTMAX_WARP, BACKEND_BIT(BACKEND_EMU),
      "softmax warp 0 alone reads all 128 TMEM lanes of S", "--sq 128 --skv 128 --hq 1 --hkv 1"},
 };

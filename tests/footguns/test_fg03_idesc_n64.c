@@ -44,8 +44,8 @@
 
 /* The correct descriptor and the two mis-encodings, built from it by moving one field. */
 static uint32_t idesc_right(void) { return idesc_bf16_f32(128, 64, 0, 0); }
-static uint32_t idesc_m_at_bit23(void) { return (idesc_right() & ~(0x1Fu << 24)) | ((128u >> 4) << 23); }
-static uint32_t idesc_n_shifted(void) { return (idesc_right() & ~(0x3Fu << 17)) | ((64u >> 3) << 16); }
+static uint32_t idesc_m_at_bit23(void) { return idesc_miscoded(idesc_right(), IDESC_MISCODE_M_AT_BIT23); }
+static uint32_t idesc_n_shifted(void) { return idesc_miscoded(idesc_right(), IDESC_MISCODE_N_BIT_LOW); }
 
 typedef struct {
     tmem_model *tm;
