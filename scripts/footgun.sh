@@ -87,6 +87,21 @@ stage_level() { # NN: the stage programs' --fault variants of FGNN, broken then 
   return 0
 }
 
+# levels LOG NN: where FGNN ran: each test's level from its name (..._sm90: the GPU; ..._sm100:
+# a B200; anything else: the host model or the host checker), passed or skipped, and the stage
+# programs that have a --fault variant of it.
+levels() {
+  local log=$1 nn=$2 ran skipped stages p
+  lvl() { sed -n "s/^\[$1\] [a-z0-9_]*::\([a-z0-9_]*\).*/\1/p" "$log" |
+    awk -F_ '{ l = $NF; if (l != "sm90" && l != "sm100") l = "host"; if (!s[l]++) o = o (o ? ", " : "") l } END { print o }'; }
+  ran=$(lvl PASS); skipped=$(lvl SKIP)
+  stages=""
+  for p in build/bin/stage_*; do
+    "$p" --faults 2>/dev/null | grep -q " FG$nn " && stages+="${stages:+, }${p##*/} --fault"
+  done
+  echo "ran: ${ran:-none}${skipped:+; skipped here: $skipped}; stage level: ${stages:-none}"
+}
+
 run_all() {
   local bins=("$bindir"/test_fg*) b name nn slug log brc res synth counts sk rc=0 nfail=0
   if [ ${#bins[@]} -eq 0 ]; then
@@ -113,6 +128,7 @@ run_all() {
     [ -z "$synth" ] && counts="no Criterion synthesis (exit $brc)"
     [ $brc -ne 0 ] && counts+="; exit $brc, log $log"
     printf '%-4s %-24s %-6s %s\n' "FG$nn" "$slug" "$res" "$counts"
+    echo "       levels: $(levels "$log" "$nn")"
     # The test's own figures (Criterion's "[RUN ]", "[PASS]" ... lines carry test names with
     # "fixed" in them, so they are left out); then why tests skipped, once per reason.
     grep -iE '^FG[0-9]+|broken|fixed' "$log" | grep -v '^\[' | sed 's/^/       /'
