@@ -115,6 +115,7 @@ static __global__ void __launch_bounds__(128, 1) qk_kernel(qk_params p)
 #pragma unroll 1
     for (int c0 = 0; c0 < QK_BN; c0 += 32) {
         uint32_t r[32];
+        __syncwarp(); // reconverge after the previous chunk's row < Sq stores
         tmem_ld_32x32b_x32(tmem_addr(tmem_s, 32 * warp, c0), r);
         tmem_wait_ld();
         if (row < p.sq) {

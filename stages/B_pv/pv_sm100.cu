@@ -167,6 +167,7 @@ static __global__ void __launch_bounds__(160, 1) pv_kernel(pv_params p)
         const int row = q0 + 32 * warp + lane;
         for (int c0 = 0; c0 < p.d; c0 += 32) {
             uint32_t o[32];
+            __syncwarp(); // reconverge after the previous chunk's row < Sq stores
             tmem_ld_32x32b_x32(tmem_addr(tmem + PV_TMEM_O, 32 * warp, c0), o);
             tmem_wait_ld();
             if (row < p.sq) {

@@ -180,7 +180,7 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
                                 smem_tile_desc_sm100(&c->tv, smem_v, 0, k), idesc_pv, MMA_KIND_F16, j > 0 || k > 0, &st))
                 return emu_fail(f, st.msg);
         mbar_model_arrive(o_done);
-        mbar_model_arrive(kv_empty);
+        if (j + 1 < ntiles) mbar_model_arrive(kv_empty); /* as the kernel: the last tile's has no waiter */
     }
 
     /* Step 3: epilogue (warps 0-3): O / l_i -> bf16, LSE = m_i ln 2 + ln l_i */

@@ -45,7 +45,8 @@
 //   2c  warps 0-3: wait s_full; read their row of S; mask, scale, m_new, alpha, P, l_i
 //   2d  warps 0-3: wait o_done (j - 1: the last P V has read P and written O); O *= alpha in TMEM
 //       (the correction); store P; wait::st; fence; arrive p_full
-//   2e  warp 4: wait p_full; O += P V_j (8 TS MMAs) -> commit o_done and kv_empty (K_j, V_j free)
+//   2e  warp 4: wait p_full; O += P V_j (8 TS MMAs) -> commit o_done and, but for the last tile,
+//       kv_empty (K_j, V_j free)
 //   3   epilogue, warps 0-3: wait o_done (last tile); O / l_i -> bf16 -> global; LSE
 //   4   teardown: warp 4 frees TMEM
 #include <cuda_runtime.h>
@@ -142,7 +143,7 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(fmha
                     tmem_mma_f16_ts(tmem + FMHA_TMEM_O, tmem + FMHA_TMEM_P + k / 2,
                                     smem_tile_desc_sm100(&tv, smem_u32(smem_v), 0, k), idesc_pv, (j > 0 || k > 0));
                 tmem_commit(o_done);
-                tmem_commit(kv_empty);
+                if (j + 1 < ntiles) tmem_commit(kv_empty); // the last one would have no waiter before exit
             }
         }
         __syncwarp();
@@ -223,6 +224,7 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(fmha
         uint16_t *orow = p.o + b * p.o_sb + h * p.o_sh + (int64_t)row * p.o_ss;
         for (int c0 = 0; c0 < d; c0 += 32) {
             uint32_t u[32];
+            __syncwarp(); // reconverge after the previous chunk's row < Sq stores
             if (ntiles > 0) {
                 tmem_ld_32x32b_x32(tmem + lanes + FMHA_TMEM_O + c0, u);
                 tmem_wait_ld();
