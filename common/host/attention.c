@@ -20,11 +20,10 @@ static void strides(int bshd, int h, int s, int d, int64_t *sb, int64_t *sh, int
     else { *sb = (int64_t)h * s * d; *sh = (int64_t)s * d; *ss = d; }
 }
 
-int attn_problem_make(const fmha_opts *o, attn_problem *ap)
+void attn_params_for(const fmha_opts *o, fmha_params *p)
 {
-    memset(ap, 0, sizeof *ap);
+    memset(p, 0, sizeof *p);
     const int d = o->d;
-    fmha_params *p = &ap->p;
     strides(o->layout_bshd, o->hq, o->sq, d, &p->q_sb, &p->q_sh, &p->q_ss);
     strides(o->layout_bshd, o->hkv, o->skv, d, &p->k_sb, &p->k_sh, &p->k_ss);
     p->v_sb = p->k_sb; p->v_sh = p->k_sh; p->v_ss = p->k_ss;
@@ -32,6 +31,14 @@ int attn_problem_make(const fmha_opts *o, attn_problem *ap)
     p->b = o->b; p->hq = o->hq; p->hkv = o->hkv; p->sq = o->sq; p->skv = o->skv; p->d = d;
     p->scale = 1.0f / sqrtf((float)d);
     p->causal = o->causal;
+}
+
+int attn_problem_make(const fmha_opts *o, attn_problem *ap)
+{
+    memset(ap, 0, sizeof *ap);
+    const int d = o->d;
+    fmha_params *p = &ap->p;
+    attn_params_for(o, p);
     ap->nq = (size_t)o->b * o->hq * o->sq * d;
     ap->nkv = (size_t)o->b * o->hkv * o->skv * d;
     ap->nlse = (size_t)o->b * o->hq * o->sq;

@@ -26,6 +26,9 @@ typedef struct {
     int on_device;            /* a timing run: inputs made on the GPU, host copies never filled */
 } attn_problem;
 
+/* The parameters alone (strides of the chosen layout, shape, scale, causal; no buffers). */
+void attn_params_for(const fmha_opts *o, fmha_params *p);
+
 /* Parameters, inputs (init mode and seed of the options) and poisoned outputs; for a timing run
  * on a GPU (stage_inputs_on_device) the inputs are made on the device instead. 0, or 1 when out
  * of host memory (message printed). */

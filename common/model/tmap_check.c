@@ -1,5 +1,5 @@
 /* The cuTensorMapEncodeTiled rule checker (tmap_check.h). Each rule names its source: "cuda.h"
- * is the cuTensorMapEncodeTiled doc comment of CUDA 13.0's cuda.h, "HWREF 8.1 #n" the numbered
+ * is the cuTensorMapEncodeTiled doc comment of CUDA 13.0's cuda.h, "hardware.md 10.1 #n" the numbered
  * list of notes/hardware.md section 10.1, "PTX 5.5.x" the PTX ISA tensor chapter. */
 #include "model/tmap_check.h"
 
@@ -16,35 +16,35 @@ typedef struct {
 
 static const rule_info rules[TMAP_R_COUNT] = {
     [TMAP_OK] = {"ok", "-", 0, 0},
-    [TMAP_R_DATA_TYPE_ENUM] = {"data_type_enum", "cuda.h: tensorDataType has to be a CUtensorMapDataType; HWREF 8.1 #2", 0, 1},
+    [TMAP_R_DATA_TYPE_ENUM] = {"data_type_enum", "cuda.h: tensorDataType has to be a CUtensorMapDataType; hardware.md 10.1 #2", 0, 1},
     [TMAP_R_INTERLEAVE_ENUM] = {"interleave_enum", "cuda.h: interleave of type CUtensorMapInterleave", 0, 1},
     [TMAP_R_SWIZZLE_ENUM] = {"swizzle_enum", "cuda.h: swizzle has to be of type CUtensorMapSwizzle", 0, 1},
     [TMAP_R_L2_PROMOTION_ENUM] = {"l2_promotion_enum", "cuda.h: l2Promotion must be of type CUtensorMapL2promotion", 0, 1},
     [TMAP_R_OOB_FILL_ENUM] = {"oob_fill_enum", "cuda.h: oobFill must be of type CUtensorMapFloatOOBfill", 0, 1},
-    [TMAP_R_RANK_RANGE] = {"rank_1_to_5", "cuda.h: tensorRank non-zero and <= 5; HWREF 8.1 #3", 0, 1},
+    [TMAP_R_RANK_RANGE] = {"rank_1_to_5", "cuda.h: tensorRank non-zero and <= 5; hardware.md 10.1 #3", 0, 1},
     [TMAP_R_INTERLEAVE_RANK] = {"interleave_needs_rank_3", "cuda.h: interleave != NONE needs tensorRank >= 3; PTX 5.5.6", 0, 1},
-    [TMAP_R_ADDR_ALIGN_16] = {"address_align_16", "cuda.h: globalAddress must be 16 byte aligned; HWREF 8.1 #4", 0, 1},
+    [TMAP_R_ADDR_ALIGN_16] = {"address_align_16", "cuda.h: globalAddress must be 16 byte aligned; hardware.md 10.1 #4", 0, 1},
     [TMAP_R_ADDR_ALIGN_32_INTERLEAVE] = {"address_align_32_interleave32", "cuda.h: INTERLEAVE_32B needs a 32 byte aligned globalAddress", 0, 1},
     [TMAP_R_ADDR_ALIGN_32_PACKED] = {"address_align_32_packed16b", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need a 32 byte aligned globalAddress", 0, 1},
-    [TMAP_R_DIM_RANGE] = {"global_dim_1_to_2p32", "cuda.h: globalDim non-zero and <= 2^32; HWREF 8.1 #5", 0, 1},
+    [TMAP_R_DIM_RANGE] = {"global_dim_1_to_2p32", "cuda.h: globalDim non-zero and <= 2^32; hardware.md 10.1 #5", 0, 1},
     [TMAP_R_DIM0_PACKED16_MULT128] = {"packed16b_dim0_multiple_128", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need globalDim[0] % 128 == 0", 0, 1},
     [TMAP_R_DIM0_U4ALIGN8_MULT2] = {"u4align8b_dim0_multiple_2", "cuda.h: 16U4_ALIGN8B needs globalDim[0] % 2 == 0", 0, 1},
-    [TMAP_R_STRIDE_MULT16] = {"stride_multiple_16", "cuda.h: globalStrides a multiple of 16; HWREF 8.1 #6", 0, 1},
-    [TMAP_R_STRIDE_MAX] = {"stride_below_2p40", "cuda.h: globalStrides less than 2^40; HWREF 8.1 #6", 0, 1},
+    [TMAP_R_STRIDE_MULT16] = {"stride_multiple_16", "cuda.h: globalStrides a multiple of 16; hardware.md 10.1 #6", 0, 1},
+    [TMAP_R_STRIDE_MAX] = {"stride_below_2p40", "cuda.h: globalStrides less than 2^40; hardware.md 10.1 #6", 0, 1},
     [TMAP_R_STRIDE_MULT32_INTERLEAVE] = {"stride_multiple_32_interleave32", "cuda.h: INTERLEAVE_32B needs strides a multiple of 32", 0, 1},
     [TMAP_R_STRIDE_MULT32_PACKED] = {"stride_multiple_32_packed16b", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need strides a multiple of 32", 0, 1},
-    [TMAP_R_BOX_RANGE] = {"box_dim_1_to_256", "cuda.h: boxDim non-zero and <= 256; HWREF 8.1 #7", 0, 1},
+    [TMAP_R_BOX_RANGE] = {"box_dim_1_to_256", "cuda.h: boxDim non-zero and <= 256; hardware.md 10.1 #7", 0, 1},
     [TMAP_R_BOX_INNER_MULT16] = {"box_inner_bytes_multiple_16", "cuda.h: INTERLEAVE_NONE needs boxDim[0]*elemsize a multiple of 16 bytes; PTX 5.5.3.1. The H200 driver (580.159.04) also refuses an 8-byte inner box with INTERLEAVE_16B/32B, so it is checked for every interleave", 0, 1},
     [TMAP_R_BOX0_PACKED16_128] = {"packed16b_box0_128", "cuda.h: 16U6_ALIGN16B / 16U4_ALIGN16B need boxDim[0] == 128", 0, 1},
-    [TMAP_R_ELEM_STRIDE_RANGE] = {"element_stride_1_to_8", "cuda.h: elementStrides non-zero and <= 8; HWREF 8.1 #8", 0, 1},
+    [TMAP_R_ELEM_STRIDE_RANGE] = {"element_stride_1_to_8", "cuda.h: elementStrides non-zero and <= 8; hardware.md 10.1 #8", 0, 1},
     [TMAP_R_ELEM_STRIDE0_RANGE] = {"element_stride0_range_without_interleave", "cuda.h: elementStrides 1..8, yet \"the first element of this array is ignored\" without interleave", 1, 1},
-    [TMAP_R_INTERLEAVE32_SWIZZLE32] = {"interleave32_needs_swizzle32", "cuda.h: INTERLEAVE_32B needs SWIZZLE_32B; HWREF 8.1 #9. Not enforced: the H200 driver (580.159.04) encodes INTERLEAVE_32B with SWIZZLE_NONE/64B/128B, so the rule is off", 1, 0},
-    [TMAP_R_SWIZZLE_SPAN] = {"box_inner_bytes_within_swizzle_span", "cuda.h: INTERLEAVE_NONE with a swizzle needs boxDim[0]*elemsize <= 32/64/128; HWREF 8.1 #9", 0, 1},
+    [TMAP_R_INTERLEAVE32_SWIZZLE32] = {"interleave32_needs_swizzle32", "cuda.h: INTERLEAVE_32B needs SWIZZLE_32B; hardware.md 10.1 #9. Not enforced: the H200 driver (580.159.04) encodes INTERLEAVE_32B with SWIZZLE_NONE/64B/128B, so the rule is off", 1, 0},
+    [TMAP_R_SWIZZLE_SPAN] = {"box_inner_bytes_within_swizzle_span", "cuda.h: INTERLEAVE_NONE with a swizzle needs boxDim[0]*elemsize <= 32/64/128; hardware.md 10.1 #9", 0, 1},
     [TMAP_R_U6_INTERLEAVE_NONE] = {"u6_needs_interleave_none", "cuda.h: 16U6_ALIGN16B requires INTERLEAVE_NONE", 0, 1},
     [TMAP_R_U6_SWIZZLE] = {"u6_swizzle_mode", "cuda.h: 16U6_ALIGN16B supports only SWIZZLE_NONE/128B/128B_ATOM_32B/128B_ATOM_64B", 0, 1},
     [TMAP_R_U4ALIGN16_SWIZZLE] = {"u4align16b_swizzle_mode", "cuda.h: 16U4_ALIGN16B supports only SWIZZLE_NONE/128B/128B_ATOM_32B", 0, 1},
-    [TMAP_R_OOB_NAN_FLOAT_ONLY] = {"nan_fill_float_only", "cuda.h: NAN_REQUEST_ZERO_FMA only for floating-point, non-packed types; HWREF 8.1 #10", 0, 1},
-    [TMAP_R_SWIZZLE_ATOM_CC10] = {"swizzle_128b_atom_needs_cc10", "HWREF 8.1 #9 (CCCL make_tma_descriptor docs): 128B_ATOM_* swizzles need CC >= 10", 1, 1},
+    [TMAP_R_OOB_NAN_FLOAT_ONLY] = {"nan_fill_float_only", "cuda.h: NAN_REQUEST_ZERO_FMA only for floating-point, non-packed types; hardware.md 10.1 #10", 0, 1},
+    [TMAP_R_SWIZZLE_ATOM_CC10] = {"swizzle_128b_atom_needs_cc10", "hardware.md 10.1 #9 (CCCL make_tma_descriptor docs): 128B_ATOM_* swizzles need CC >= 10", 1, 1},
     [TMAP_R_PACKED_CC10] = {"packed_type_needs_cc10", "guess: the 16U4/16U6 packed types arrived with Blackwell (CUDA 12.8) for tcgen05 f8f6f4 operands", 1, 1},
     [TMAP_R_STRIDE0_COVERS_DIM0] = {"stride0_covers_dim0", "cuda.h pseudo-code: globalStrides[0] = globalDim[0]*elemsize + padding[0] (padding >= 0)", 1, 0},
     [TMAP_R_STRIDE_PADDING_MODEL] = {"stride_padding_model", "cuda.h pseudo-code: globalStrides[i] = globalStrides[i-1]*(globalDim[i] + padding[i])", 1, 0},
@@ -58,7 +58,7 @@ static const rule_info rules[TMAP_R_COUNT] = {
  *   Hopper driver encodes them anyway, turn the rule off.
  * - stride_padding_model: off. Working code breaks it all the time: a BSHD tensor mapped as
  *   {d, s, h, b} has globalStrides[1] = h*d*2 < globalStrides[0]*s, and GN-blog's 3-D "swap the
- *   first two dims" map uses {K*2, 16} (HWREF 8.1 #6).
+ *   first two dims" map uses {K*2, 16} (hardware.md 10.1 #6).
  * - element_stride0_range_without_interleave: on, the range is listed for the whole array.
  * - stride0_covers_dim0 (nvFuser enforces it in its own pre-check), stride_nonzero,
  *   element_stride0_one_without_interleave: off; the cuda.h text does not require them. */

@@ -211,6 +211,24 @@ Test(explain, tmap_broken_maps_are_rejected)
     EXPECT_HAS(r, "--strides");
 }
 
+Test(explain, tmap_attention_maps)
+{
+    /* the K map of a BSHD GQA problem: rank 4 over the real byte strides, one 16 KB box */
+    result *r = run("tmap --tensor k --layout bshd --b 2 --hq 16 --hkv 2 --skv 1000 --d 128 --cc 9", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "dim={128,1000,2,2} stride={512,256,512000} box={64,128,1,1}");
+    EXPECT_HAS(r, "16384 bytes");
+    /* the FG13 mistakes through the same builder are refused with the rule named */
+    r = run("tmap --tensor k --mistake rank-strides", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    EXPECT_HAS(r, "stride_multiple_16");
+    r = run("tmap --tensor v --d 128 --mistake wide-box", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    EXPECT_HAS(r, "box_inner_bytes_within_swizzle_span");
+    r = run("tmap --tensor x", 1);
+    cr_expect_eq(r->rc, 2, "an unknown tensor is bad input: %s", r->out);
+}
+
 /* ---- layout: footgun FG09 --------------------------------------------------------------------- */
 
 #define SEED_LAYOUT "\"((128,16),1,(4,2)):((65536,1),0,(16,64))\""

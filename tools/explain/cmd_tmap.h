@@ -4,6 +4,8 @@
 #define FMHA_EXPLAIN_CMD_TMAP_H
 
 #include "args.h"
+#include "host/attention.h"
+#include "host/fmha_tmaps.h"
 #include "model/tmap_check.h"
 
 static const char TMAP_USAGE[] =
@@ -23,6 +25,11 @@ static const char TMAP_USAGE[] =
     "  --l2            default none     --oob         default none (nan: NAN_REQUEST_ZERO_FMA)\n"
     "  --align         alignment of globalAddress in bytes, a power of two (default 256, cudaMalloc)\n"
     "  --cc            compute capability major of the GPU (default 0: unknown, CC rules skipped)\n"
+    "   or: explain tmap --tensor q|k|v|o [--layout bhsd|bshd] [--b B] [--hq HQ] [--hkv HKV]\n"
+    "                    [--sq SQ] [--skv SKV] [--d D] [--mistake rank-strides|element-strides|wide-box]\n"
+    "                    [--cc MAJOR]\n"
+    "The map an attention stage builds for that tensor (common/host/fmha_tmaps.c, the TMA stages),\n"
+    "or one of the FG13 mistakes through the same builder, then the same check.\n"
     "exit: 0 accepted, 2 bad input or a parameter set the driver would reject\n";
 
 /* Index = CUtensorMapDataType value (cuda.h numbers them from 0 in this order). */
@@ -50,8 +57,48 @@ static const char *tmap_msg_flag(const char *msg)
     return "parameters";
 }
 
+static int tmap_verdict(const tmap_params *p, int cc);
+
+/* explain tmap --tensor ...: the attention map of one tensor (defaults: stage C's default shape). */
+static int cmd_tmap_attn(int argc, char **argv)
+{
+    opt_t opts[] = {{"--tensor", 1, 0, 0}, {"--layout", 1, 0, 0}, {"--b", 1, 0, 0},   {"--hq", 1, 0, 0},
+                    {"--hkv", 1, 0, 0},    {"--sq", 1, 0, 0},     {"--skv", 1, 0, 0}, {"--d", 1, 0, 0},
+                    {"--mistake", 1, 0, 0}, {"--cc", 1, 0, 0},    {NULL, 0, 0, 0}};
+    if (parse_opts(argc, argv, 2, opts, NULL)) { fputs(TMAP_USAGE, stdout); return 0; }
+    static const char *const tensors[] = {"q", "k", "v", "o"}, *const layouts[] = {"bhsd", "bshd"};
+    static const char *const mistakes[] = {"right", "rank-strides", "element-strides", "wide-box"};
+    fmha_opts o;
+    memset(&o, 0, sizeof o);
+    o.b = 1; o.hq = 4; o.hkv = 2; o.sq = 256; o.skv = 256; o.d = 64;
+    opt_t *x;
+    const int t = opt_choice(opt_find(opts, "--tensor"), tensors, 4);
+    if ((x = opt_find(opts, "--layout"))->given) o.layout_bshd = opt_choice(x, layouts, 2);
+    if ((x = opt_find(opts, "--b"))->given) o.b = (int)opt_int(x, 1, 1 << 20, "a batch size >= 1");
+    if ((x = opt_find(opts, "--hq"))->given) o.hq = (int)opt_int(x, 1, 1 << 16, "query heads >= 1");
+    o.hkv = o.hq < o.hkv ? o.hq : o.hkv;
+    if ((x = opt_find(opts, "--hkv"))->given) o.hkv = (int)opt_int(x, 1, 1 << 16, "KV heads >= 1");
+    if (o.hq % o.hkv) usage_error("--hq=%d --hkv=%d: --hq must be a multiple of --hkv", o.hq, o.hkv);
+    if ((x = opt_find(opts, "--sq"))->given) o.sq = (int)opt_int(x, 1, 1 << 30, "query rows >= 1");
+    if ((x = opt_find(opts, "--skv"))->given) o.skv = (int)opt_int(x, 1, 1 << 30, "keys >= 1");
+    if ((x = opt_find(opts, "--d"))->given) o.d = (int)opt_int(x, 8, 1024, "a head dim in [8, 1024]");
+    const int mistake = (x = opt_find(opts, "--mistake"))->given ? opt_choice(x, mistakes, 4) : 0;
+    const int cc = (x = opt_find(opts, "--cc"))->given ? (int)opt_int(x, 0, 99, "a compute capability major") : 0;
+    fmha_params p;
+    attn_params_for(&o, &p);
+    tmap_params m;
+    fmha_tmap_params(&p, (fmha_tensor)t, 256, (fmha_tmap_mistake)mistake, &m);
+    printf("tensor %s of B=%d Hq=%d Hkv=%d Sq=%d Skv=%d D=%d, %s (%s map)\n", fmha_tensor_name((fmha_tensor)t), o.b, o.hq,
+           o.hkv, o.sq, o.skv, o.d, o.layout_bshd ? "BSHD" : "BHSD", fmha_tmap_mistake_name((fmha_tmap_mistake)mistake));
+    printf("box: %u x %u elements, the swizzle span is 128 bytes; a %d-column tile takes %d box%s per %u rows\n",
+           m.box_dim[0], m.box_dim[1], o.d, (o.d + 63) / 64, o.d > 64 ? "es" : "", m.box_dim[1]);
+    return tmap_verdict(&m, cc);
+}
+
 static int cmd_tmap(int argc, char **argv)
 {
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--tensor") || !strncmp(argv[i], "--tensor=", 9)) return cmd_tmap_attn(argc, argv);
     opt_t opts[] = {{"--dtype", 1, 0, 0},      {"--dims", 1, 0, 0},    {"--strides", 1, 0, 0},
                     {"--box", 1, 0, 0},        {"--elem-strides", 1, 0, 0}, {"--swizzle", 1, 0, 0},
                     {"--interleave", 1, 0, 0}, {"--l2", 1, 0, 0},      {"--oob", 1, 0, 0},
@@ -104,6 +151,13 @@ static int cmd_tmap(int argc, char **argv)
     int cc = 0;
     if ((o = opt_find(opts, "--cc"))->given) cc = (int)opt_int(o, 0, 99, "a compute capability major (9 Hopper, 10 Blackwell; 0 unknown)");
 
+    return tmap_verdict(&p, cc);
+}
+
+/* Print the parameters, the checker's verdict and one box's bytes; 0 accepted, 2 rejected. */
+static int tmap_verdict(const tmap_params *pp, int cc)
+{
+    const tmap_params p = *pp;
     char line[512], msg[256];
     tmap_format_params(&p, line, sizeof line);
     printf("cuTensorMapEncodeTiled(%s)\n", line);

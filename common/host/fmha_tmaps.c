@@ -1,0 +1,57 @@
+#include "host/fmha_tmaps.h"
+
+#include <string.h>
+
+void fmha_tmap_params(const fmha_params *p, fmha_tensor t, uint64_t global_address, fmha_tmap_mistake mistake,
+                      tmap_params *out)
+{
+    const int is_q = t == FMHA_TENSOR_Q || t == FMHA_TENSOR_O;
+    const int64_t sb = t == FMHA_TENSOR_Q ? p->q_sb : t == FMHA_TENSOR_K ? p->k_sb : t == FMHA_TENSOR_V ? p->v_sb : p->o_sb;
+    const int64_t sh = t == FMHA_TENSOR_Q ? p->q_sh : t == FMHA_TENSOR_K ? p->k_sh : t == FMHA_TENSOR_V ? p->v_sh : p->o_sh;
+    const int64_t ss = t == FMHA_TENSOR_Q ? p->q_ss : t == FMHA_TENSOR_K ? p->k_ss : t == FMHA_TENSOR_V ? p->v_ss : p->o_ss;
+    const int heads = is_q ? p->hq : (sh == 0 ? 1 : p->hkv); /* a shared MQA head: stride 0, one head */
+    memset(out, 0, sizeof *out);
+    out->data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    out->rank = 4;
+    out->global_address = global_address;
+    out->global_dim[0] = (uint64_t)p->d;
+    out->global_dim[1] = (uint64_t)(is_q ? p->sq : p->skv);
+    out->global_dim[2] = (uint64_t)heads;
+    out->global_dim[3] = (uint64_t)p->b;
+    const int64_t el[3] = {ss, sh == 0 ? (int64_t)p->d * (is_q ? p->sq : p->skv) : sh, sb};
+    for (int i = 0; i < 3; i++) out->global_strides[i] = (uint64_t)el[i] * 2u; /* bytes */
+    out->box_dim[0] = 64; /* 128 bytes: the 128B swizzle span */
+    out->box_dim[1] = is_q ? FMHA_BM : FMHA_BN;
+    out->box_dim[2] = out->box_dim[3] = 1;
+    for (int i = 0; i < 5; i++) out->element_strides[i] = 1;
+    out->interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    out->swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    out->l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    out->oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    switch (mistake) {
+    case FMHA_TMAP_RANK_STRIDES: /* {2, ss, sh, sb}: the element size first, the batch stride dropped */
+        out->global_strides[2] = out->global_strides[1];
+        out->global_strides[1] = out->global_strides[0];
+        out->global_strides[0] = 2u;
+        break;
+    case FMHA_TMAP_ELEMENT_STRIDES:
+        for (int i = 0; i < 3; i++) out->global_strides[i] = (uint64_t)el[i];
+        break;
+    case FMHA_TMAP_WIDE_INNER_BOX: out->box_dim[0] = (uint32_t)p->d; break;
+    default: break;
+    }
+}
+
+const char *fmha_tensor_name(fmha_tensor t)
+{
+    static const char *const n[FMHA_TENSOR_COUNT] = {"q", "k", "v", "o"};
+    return (unsigned)t < FMHA_TENSOR_COUNT ? n[t] : "?";
+}
+
+const char *fmha_tmap_mistake_name(fmha_tmap_mistake m)
+{
+    static const char *const n[FMHA_TMAP_MISTAKE_COUNT] = {"right", "rank strides instead of rank-1",
+                                                          "strides in elements, not bytes",
+                                                          "inner box wider than the swizzle span"};
+    return (unsigned)m < FMHA_TMAP_MISTAKE_COUNT ? n[m] : "?";
+}
