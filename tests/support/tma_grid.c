@@ -1,0 +1,85 @@
+#include "tma_grid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/fmha_core.h"
+#include "host/attention.h"
+#include "host/fmha_tmaps.h"
+
+/* The 2-D grid over a [300 rows x 192 bytes] tensor. */
+static int grid_2d(tma_case *c, int max)
+{
+    static const int types[2] = {CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_UINT8};
+    static const int swz[4] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+                               CU_TENSOR_MAP_SWIZZLE_128B};
+    static const int span[4] = {128, 32, 64, 128}; /* inner box bytes (NONE: 128 as well) */
+    static const int rows[4] = {16, 64, 128, 256};
+    /* coordinates in bytes along dim 0 (multiples of 16) and rows along dim 1 */
+    static const int cb[6] = {0, 64, 160, 0, 0, -16}, cr[6] = {0, 17, 0, 200, 400, -8};
+    static const char *const cname[6] = {"inside", "inside-offset", "cols-past-end", "rows-past-end", "wholly-out",
+                                         "negative"};
+    int n = 0;
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 4; s++)
+            for (int half = 0; half < 2; half++) {
+                if (half && s == 0) continue;
+                const int es = t == 0 ? 2 : 1, inner = (half ? span[s] / 2 : span[s]);
+                if (inner < 16) continue;
+                for (int r = 0; r < 4; r++)
+                    for (int k = 0; k < 6; k++, n++) {
+                        if (n >= max) continue;
+                        tma_case *x = &c[n];
+                        memset(x, 0, sizeof *x);
+                        tmap_params *p = &x->p;
+                        p->data_type = types[t];
+                        p->rank = 2;
+                        p->global_dim[0] = (uint64_t)(192 / es);
+                        p->global_dim[1] = 300;
+                        p->global_strides[0] = 192;
+                        p->box_dim[0] = (uint32_t)(inner / es);
+                        p->box_dim[1] = (uint32_t)rows[r];
+                        p->element_strides[0] = p->element_strides[1] = 1;
+                        p->swizzle = swz[s];
+                        x->coords[0] = cb[k] / es;
+                        x->coords[1] = cr[k];
+                        snprintf(x->label, sizeof x->label, "%s swz=%s inner=%dB rows=%d %s", es == 2 ? "bf16" : "u8",
+                                 tmap_swizzle_name(swz[s]), inner, rows[r], cname[k]);
+                    }
+            }
+    return n;
+}
+
+
+int tma_grid_cases(tma_case *c, int max)
+{
+    int n = grid_2d(c, max);
+    /* one rank-4 attention map: K of a BSHD GQA problem, the tail tile of KV head 1, batch 1 */
+    if (n < max) {
+        fmha_opts o;
+        memset(&o, 0, sizeof o);
+        o.b = 2; o.hq = 4; o.hkv = 2; o.sq = 64; o.skv = 300; o.d = 128; o.layout_bshd = 1;
+        fmha_params ap;
+        attn_params_for(&o, &ap);
+        memset(&c[n], 0, sizeof c[n]);
+        fmha_tmap_params(&ap, FMHA_TENSOR_K, 0, FMHA_TMAP_RIGHT, &c[n].p);
+        c[n].coords[0] = 64; c[n].coords[1] = 256; c[n].coords[2] = 1; c[n].coords[3] = 1;
+        snprintf(c[n].label, sizeof c[n].label, "attention K map BSHD D128 tail tile");
+    }
+    return n + 1;
+}
+
+uint8_t *tma_grid_tensor(void)
+{
+    uint8_t *t = malloc(TMA_GRID_TENSOR_BYTES);
+    for (size_t i = 0; t && i < TMA_GRID_TENSOR_BYTES; i++) t[i] = (uint8_t)(1 + (i * 2654435761u >> 13) % 237); /* 1..237: never 0, never 0xEE */
+    return t;
+}
+
+uint64_t tma_grid_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}

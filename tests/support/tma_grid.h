@@ -1,0 +1,30 @@
+/* The grid of TMA copies the TMA model is checked on: the hardware conformance test
+ * (tests/gpu/test_tma_conformance.c) and the CPU checks of the same cases (tests/unit/
+ * test_tma_grid.c) share it. Every case reads one tensor, tma_grid_tensor(): bytes that are
+ * never 0 and never the 0xEE poison, so an unwritten or zero-filled byte is told apart. */
+#ifndef FMHA_TEST_TMA_GRID_H
+#define FMHA_TEST_TMA_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/tmap_check.h"
+
+typedef struct {
+    char label[96];
+    tmap_params p;   /* global_address 0: the tensor's start */
+    int32_t coords[4];
+} tma_case;
+
+#define TMA_GRID_TENSOR_BYTES ((size_t)4 << 20)
+
+/* Fills up to max cases; returns how many the grid has. */
+int tma_grid_cases(tma_case *c, int max);
+
+/* The tensor every case reads (malloc'd, TMA_GRID_TENSOR_BYTES). */
+uint8_t *tma_grid_tensor(void);
+
+/* FNV-1a of an SMEM image (what the recorded answers hold). */
+uint64_t tma_grid_hash(const uint8_t *p, size_t n);
+
+#endif
