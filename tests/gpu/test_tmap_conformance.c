@@ -13,6 +13,7 @@
 
 #include "host/csv.h"
 #include "host/device.h"
+#include "host/tmap_encode.h"
 #include "model/tmap_check.h"
 #include "test_util.h"
 #include "tmap_grid.h"
@@ -20,20 +21,12 @@
 #define REPORT_DIR "build/reports"
 #define REPORT_CSV REPORT_DIR "/tmap_conformance.csv"
 
-/* cuda.h's PFN_cuTensorMapEncodeTiled_v12000, spelt out: the project does not link libcuda and
- * reaches the driver through the runtime's entry-point query. */
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
-                                    cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
-                                    const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
-                                    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
-                                    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
-                                    CUtensorMapFloatOOBfill oobFill);
 typedef CUresult (*get_error_name_fn)(CUresult error, const char **pStr);
 
 _Static_assert(_Alignof(CUtensorMap) >= 64, "cuTensorMapEncodeTiled needs a 64-byte aligned map");
 
 typedef struct {
-    encode_tiled_fn encode;
+    tmap_encode_tiled_fn encode; /* host/tmap_encode.h: the driver's, through the runtime */
     get_error_name_fn err_name;
     char *base; /* cudaMalloc'd, 256-byte aligned: grid addresses are offsets from it */
     int cc_major;
@@ -43,12 +36,11 @@ static void driver_open(driver *d)
 {
     memset(d, 0, sizeof *d);
     CUDA_ASSERT(cudaFree(0)); /* a current context for the driver call */
+    char why[256] = "";
+    d->encode = tmap_driver_encode_fn(why, sizeof why);
+    cr_assert(d->encode != NULL, "%s", why);
     enum cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
-    CUDA_ASSERT(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    cr_assert(q == cudaDriverEntryPointSuccess && fn, "cuTensorMapEncodeTiled not found (query result %d)", (int)q);
-    d->encode = (encode_tiled_fn)fn;
-    fn = NULL;
     if (cudaGetDriverEntryPointByVersion("cuGetErrorName", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
         q == cudaDriverEntryPointSuccess)
         d->err_name = (get_error_name_fn)fn;
