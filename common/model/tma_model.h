@@ -31,4 +31,38 @@ uint32_t tma_box_bytes(const tmap_params *p);
 int tma_model_load(const tmap_params *p, int cc_major, const void *global, const int32_t *coords, uint8_t *smem,
                    uint32_t dst, uint32_t *tx_bytes, char *err, size_t len);
 
+/* The global bytes one TMA tile store (cp.async.bulk.tensor global.shared::cta) writes: the box
+ * at coords from the (swizzled) SMEM image at smem + src into `global`; elements of the box that
+ * fall outside the tensor are not written (stores clip). Same coverage and errors as the load.
+ * When the store reads its SMEM is the caller's question (footgun FG22): not before a
+ * fence.proxy.async makes the generic writes visible to it, and at any time up to the
+ * bulk-group wait, so SMEM must not be reused before `wait_group.read`. */
+int tma_model_store(const tmap_params *p, int cc_major, void *global, const int32_t *coords, const uint8_t *smem,
+                    uint32_t src, char *err, size_t len);
+
+/* The ordering rule of TMA stores as the model plays it (the latest the PTX ISA allows, so a
+ * protocol that works here works on any timing): SMEM written by ordinary stores reaches the async
+ * proxy only at a fence.proxy.async (tma_queue_fence copies the CTA's SMEM into the view the
+ * copies read), and a committed store reads that view not when it is issued but when the bulk
+ * group is waited for (tma_queue_wait_read). So a store issued without the fence writes stale data,
+ * and SMEM overwritten (and fenced) before the wait is what an earlier store writes (FG22). */
+#define TMA_QUEUE_MAX 16
+typedef struct {
+    uint8_t *view;   /* SMEM as the async proxy sees it */
+    uint32_t bytes;
+    int n;           /* stores issued, not yet read */
+    tmap_params p[TMA_QUEUE_MAX];
+    int32_t coords[TMA_QUEUE_MAX][5];
+    uint32_t src[TMA_QUEUE_MAX];
+} tma_store_queue;
+
+/* view: caller-owned, bytes long, its initial contents what the async proxy saw before (poison,
+ * an earlier tile). */
+void tma_queue_init(tma_store_queue *q, uint8_t *view, uint32_t bytes);
+void tma_queue_fence(tma_store_queue *q, const uint8_t *smem);
+/* 0, or 2 when the queue is full. */
+int tma_queue_store(tma_store_queue *q, const tmap_params *p, const int32_t *coords, uint32_t src);
+/* Every pending store reads the view now and writes global (tma_model_store); 0, or 2 as there. */
+int tma_queue_wait_read(tma_store_queue *q, int cc_major, void *global, char *err, size_t len);
+
 #endif
