@@ -22,24 +22,11 @@
 #include "host/rng.h"
 #include "model/canonical.h"
 #include "model/tma_model.h"
+#include "tma_grid.h"
 
 enum { D = 64, SKV = 100 };
 
-static tmap_params map(void)
-{
-    tmap_params p;
-    memset(&p, 0, sizeof p);
-    p.data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    p.rank = 2;
-    p.global_dim[0] = D;
-    p.global_dim[1] = SKV;
-    p.global_strides[0] = D * 2;
-    p.box_dim[0] = 64;
-    p.box_dim[1] = FMHA_BN;
-    p.element_strides[0] = p.element_strides[1] = 1;
-    p.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    return p;
-}
+static tmap_params map(void) { return tma_bf16_map_2d(D, SKV, D, FMHA_BN); }
 
 /* The tile through the TMA model, read back element by element through the canonical layout. */
 static void load_tile(const uint16_t *x, const smem_tile *t, float *rows /* [128][D] */)

@@ -16,24 +16,11 @@
 
 #include "model/canonical.h"
 #include "model/tma_model.h"
+#include "tma_grid.h"
 
 enum { D = 64, ROWS = 64, TILES = 2 };
 
-static tmap_params map(void)
-{
-    tmap_params p;
-    memset(&p, 0, sizeof p);
-    p.data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    p.rank = 2;
-    p.global_dim[0] = D;
-    p.global_dim[1] = ROWS * TILES;
-    p.global_strides[0] = D * 2;
-    p.box_dim[0] = 64;
-    p.box_dim[1] = ROWS;
-    p.element_strides[0] = p.element_strides[1] = 1;
-    p.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    return p;
-}
+static tmap_params map(void) { return tma_bf16_map_2d(D, ROWS * TILES, D, ROWS); }
 
 /* The epilogue of two tiles through one SMEM buffer; returns how many global rows are wrong.
  * fence: the proxy fence after the SMEM writes; wait_between: the bulk wait before the reuse. */

@@ -70,6 +70,25 @@ int tma_grid_cases(tma_case *c, int max)
     return n + 1;
 }
 
+tmap_params tma_bf16_map_2d(int cols, int rows, int ld, int box_rows)
+{
+    tmap_params p;
+    memset(&p, 0, sizeof p);
+    p.data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    p.rank = 2;
+    p.global_dim[0] = (uint64_t)cols;
+    p.global_dim[1] = (uint64_t)rows;
+    p.global_strides[0] = (uint64_t)ld * 2;
+    p.box_dim[0] = 64;
+    p.box_dim[1] = (uint32_t)box_rows;
+    for (int i = 0; i < 5; i++) p.element_strides[i] = 1;
+    p.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    p.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    p.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    p.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return p;
+}
+
 uint8_t *tma_grid_tensor(void)
 {
     uint8_t *t = malloc(TMA_GRID_TENSOR_BYTES);

@@ -18,6 +18,10 @@ typedef struct {
 
 #define TMA_GRID_TENSOR_BYTES ((size_t)4 << 20)
 
+/* A bf16 map over a row-major [rows x cols] matrix with row pitch ld elements: box {64, box_rows},
+ * 128B swizzle, zero fill (the attention tiles' box; the TMA tests build on it). */
+tmap_params tma_bf16_map_2d(int cols, int rows, int ld, int box_rows);
+
 /* Fills up to max cases; returns how many the grid has. */
 int tma_grid_cases(tma_case *c, int max);
 

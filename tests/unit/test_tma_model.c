@@ -15,28 +15,9 @@
 #include "host/rng.h"
 #include "model/canonical_fill.h"
 #include "model/tma_model.h"
+#include "tma_grid.h"
 
-/* A bf16 tensor map over a row-major [rows x cols] matrix with row pitch ld elements, or over a
- * 4-D [B, H, S, D] tensor by element strides; box {64, box_rows}, 128B swizzle. */
-static tmap_params map2d(int cols, int rows, int ld, int box_rows)
-{
-    tmap_params p;
-    memset(&p, 0, sizeof p);
-    p.data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    p.rank = 2;
-    p.global_address = 0x10000;
-    p.global_dim[0] = (uint64_t)cols;
-    p.global_dim[1] = (uint64_t)rows;
-    p.global_strides[0] = (uint64_t)ld * 2;
-    p.box_dim[0] = 64;
-    p.box_dim[1] = (uint32_t)box_rows;
-    for (int i = 0; i < 5; i++) p.element_strides[i] = 1;
-    p.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    p.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    p.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
-    p.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return p;
-}
+static tmap_params map2d(int cols, int rows, int ld, int box_rows) { return tma_bf16_map_2d(cols, rows, ld, box_rows); }
 
 static uint16_t *random_matrix(size_t n, uint64_t seed)
 {
