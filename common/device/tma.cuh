@@ -1,14 +1,13 @@
-// TMA (the Tensor Memory Accelerator) on sm_90a and sm_100a: bulk tensor copies between global
-// memory and SMEM described by a CUtensorMap (host/tmap_encode.h builds it; pass it to the kernel
+// TMA (the Tensor Memory Accelerator) on sm_90a and sm_100a: bulk tensor copies from global
+// memory into SMEM described by a CUtensorMap (host/tmap_encode.h builds it; pass it to the kernel
 // as `const __grid_constant__ CUtensorMap`, and hand the copy its generic address).
 //   loads  cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes: one thread
 //          issues; the box lands in SMEM swizzled per the map (model/tma_model.h models the bytes)
 //          and completes `box bytes` of transactions on the mbarrier, out-of-bounds elements
 //          included; the waiter announced them with mbar_arrive_expect_tx (footgun FG15)
-//   stores cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group, then commit_group and
-//          wait_group.read before the SMEM is reused or the CTA exits (FG22); SMEM written by
-//          ordinary stores needs fence_proxy_async() first
-// PTX ISA 9.7.9.25.5.1 (cp.async.bulk.tensor) and 9.7.9.25.5.2-3 (commit_group, wait_group);
+// The store direction (cp.async.bulk.tensor global.shared::cta, commit_group, wait_group.read:
+// footgun FG22) joins this header with the stage that uses it and its hardware test.
+// PTX ISA 9.7.9.25.5.1 (cp.async.bulk.tensor);
 // notes/hardware.md section 10. Coordinates are in elements, innermost first, and may be negative
 // or past the end (those elements are filled, not read).
 #pragma once
@@ -39,18 +38,3 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap *map
                  "[%6];\n" ::"r"(dst), "l"(tma_map_addr(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
                  : "memory");
 }
-
-__device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2, int c3)
-{
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
-                 ::"l"(tma_map_addr(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-                 : "memory");
-}
-
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-
-// Until the SMEM source of every committed store has been read (it may then be overwritten).
-__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-
-// Until every committed store has completed (its writes are visible in global memory).
-__device__ __forceinline__ void tma_store_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }

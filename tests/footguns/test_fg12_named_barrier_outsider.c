@@ -48,17 +48,25 @@ static int next_perm(int *a, int n) /* lexicographic */
     return 1;
 }
 
+/* Every arrival order of the n warps in order[]: how many there are, how many release early,
+ * how many leave a warp waiting forever. */
+static void tally(int *order, int n, int *orders, int *early_orders, int *hang_orders)
+{
+    *orders = *early_orders = *hang_orders = 0;
+    do {
+        int early, stuck;
+        run(order, n, &early, &stuck);
+        (*orders)++;
+        *early_orders += early;
+        *hang_orders += stuck > 0;
+    } while (next_perm(order, n));
+}
+
 Test(footgun, fg12_outsider_warp_joins_then_members_only)
 {
     /* broken: the load warp (5) joins the 160-thread barrier */
-    int ord[6] = {0, 1, 2, 3, 4, 5}, orders = 0, early_orders = 0, hang_orders = 0;
-    do {
-        int early, stuck;
-        run(ord, 6, &early, &stuck);
-        orders++;
-        early_orders += early;
-        hang_orders += stuck > 0;
-    } while (next_perm(ord, 6));
+    int ord[6] = {0, 1, 2, 3, 4, 5}, orders, early_orders, hang_orders;
+    tally(ord, 6, &orders, &early_orders, &hang_orders);
     fprintf(stderr, "FG12 broken (the load warp joins the 160-thread TMEM barrier, model): of %d arrival orders, %d release "
             "before the MMA warp allocated, %d leave a warp waiting forever\n", orders, early_orders, hang_orders);
     cr_expect_eq(orders, 720);
@@ -66,14 +74,7 @@ Test(footgun, fg12_outsider_warp_joins_then_members_only)
     cr_expect_eq(hang_orders, orders, "every order leaves the sixth warp's arrival in a generation nobody completes");
     /* fixed: members only */
     int mem[5] = {0, 1, 2, 3, 4};
-    orders = early_orders = hang_orders = 0;
-    do {
-        int early, stuck;
-        run(mem, 5, &early, &stuck);
-        orders++;
-        early_orders += early;
-        hang_orders += stuck > 0;
-    } while (next_perm(mem, 5));
+    tally(mem, 5, &orders, &early_orders, &hang_orders);
     fprintf(stderr, "FG12 fixed (members only, model): of %d arrival orders, %d early, %d hang\n", orders, early_orders,
             hang_orders);
     cr_expect_eq(early_orders, 0);

@@ -6,7 +6,7 @@
  *   lets the earlier store read the new data: the first tile's rows hold the second's.
  * Cause: the store runs in the async proxy, asynchronously, until the bulk group is waited for.
  * Fix: fence.proxy.async after the writes, then the store, commit_group, and wait_group.read before
- *   the SMEM is written again or the CTA exits (device/tma.cuh).
+ *   the SMEM is written again or the CTA exits (stage E's store path).
  * Stage: E. Level: host model, by the ordering rule of model/tma_model.h (the latest read the PTX
  *   ISA allows); on the hardware the race may hide, which stage E's run will say.
  * Notes: notes/footguns.md#fg22 */
