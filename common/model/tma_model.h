@@ -1,8 +1,12 @@
 /* A host model of what one TMA tile load (`cp.async.bulk.tensor`, tile mode, no interleave)
  * writes into SMEM: the box of the tensor map at the given coordinates, out-of-bounds elements
- * filled (zeros, or NaN with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA for float types),
- * laid out densely with dim 0 innermost and then swizzled on the SMEM address (the same XOR as
- * model/canonical.h's swizzle_apply: 16-byte chunk bits [4, 7) ^= bits [7, 10) for 128B). The
+ * filled (zeros, or NaN with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA for float types:
+ * 0x7FF7 in every 16 bits, as the H200 writes it),
+ * laid out with dim 0 innermost, one box row (dim 0's extent) after the other, then swizzled on the
+ * SMEM address (the same XOR as model/canonical.h's swizzle_apply: 16-byte chunk bits [4, 7) ^=
+ * bits [7, 10) for 128B). With a swizzle, a box row narrower than the swizzle span still takes
+ * the whole span in SMEM (tma_smem_row_bytes: the rest of the span is left alone); the H200 showed
+ * it (a 16-byte row under 32B swizzle lands 32 bytes after the previous one). The
  * transaction bytes a copy credits to its mbarrier are the whole box, out-of-bounds elements
  * included (PTX ISA 9.7.9.25 cp.async.bulk.tensor; notes/hardware.md section 10).
  *
@@ -21,6 +25,11 @@
 
 /* Bytes of one box: prod(boxDim) * element size (what expect_tx must announce for this copy). */
 uint32_t tma_box_bytes(const tmap_params *p);
+
+/* SMEM bytes between consecutive box rows: dim 0's extent in bytes, at least the swizzle span
+ * when there is a swizzle. And the SMEM the box spans: that times the other box dims. */
+uint32_t tma_smem_row_bytes(const tmap_params *p);
+uint32_t tma_smem_bytes(const tmap_params *p);
 
 /* The SMEM bytes a load of the box at coords[0 .. rank-1] (elements; negative or past the end
  * allowed) writes at smem + dst; `global` is the host copy of the tensor p describes (p's

@@ -22,8 +22,18 @@ typedef struct {
  * 128B swizzle, zero fill (the attention tiles' box; the TMA tests build on it). */
 tmap_params tma_bf16_map_2d(int cols, int rows, int ld, int box_rows);
 
-/* Fills up to max cases; returns how many the grid has. */
+/* Fills up to max cases; returns how many the grid has (fewer than TMA_GRID_MAX). */
+#define TMA_GRID_MAX 1024
 int tma_grid_cases(tma_case *c, int max);
+
+/* The SMEM region a case is compared over, from a 1024-aligned start: the box's SMEM span
+ * (tma_smem_bytes) rounded up to 1024 bytes, then 1024 more, so a copy that writes past the span
+ * the model expects shows up as a difference. */
+uint32_t tma_grid_region(const tmap_params *p);
+
+/* The model's image of case c over its region: poisoned with 0xEE, then the box copied from
+ * `tensor`. 0, or 2 with the model's message. */
+int tma_grid_model_image(const tma_case *c, const uint8_t *tensor, uint8_t *img, uint32_t *tx, char *err, size_t len);
 
 /* The tensor every case reads (malloc'd, TMA_GRID_TENSOR_BYTES). */
 uint8_t *tma_grid_tensor(void);

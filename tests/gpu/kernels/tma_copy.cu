@@ -7,14 +7,14 @@
 #include "device/tma.cuh"
 
 static __global__ void tma_copy_kernel(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2, int c3,
-                                       uint32_t box_bytes, uint32_t span, uint8_t *out, unsigned probes,
+                                       uint32_t box_bytes, uint32_t span, uint32_t owned, uint8_t *out, unsigned probes,
                                        fmha_watchdog *wd)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ uint64_t bar;
     extern __shared__ uint8_t raw[];
     uint8_t *buf = smem_align_base(raw, 1024);
-    for (uint32_t i = threadIdx.x; i < span; i += blockDim.x) buf[i] = 0xEE; // what the copy must leave alone
+    for (uint32_t i = threadIdx.x; i < owned; i += blockDim.x) buf[i] = 0xEE; // what the copy must leave alone
     fence_proxy_async(); // the poison (generic proxy) before the copy's writes (async proxy)
     if (threadIdx.x == 0) {
         mbar_init(smem_u32(&bar), 1);
@@ -32,21 +32,21 @@ static __global__ void tma_copy_kernel(const __grid_constant__ CUtensorMap map, 
     for (uint32_t i = threadIdx.x; i < span; i += blockDim.x) out[i] = buf[i];
 #else
     (void)map; (void)rank; (void)c0; (void)c1; (void)c2; (void)c3; (void)box_bytes; (void)span; (void)out;
-    (void)probes; (void)wd;
+    (void)owned; (void)probes; (void)wd;
 #endif
 }
 
 extern "C" int tma_copy_launch(const CUtensorMap *map, int rank, const int32_t *coords, uint32_t box_bytes, uint32_t span,
-                               uint8_t *out, unsigned probes, fmha_watchdog *wd_dev)
+                               uint32_t owned, uint8_t *out, unsigned probes, fmha_watchdog *wd_dev)
 {
     uint8_t *d_out = NULL;
     cudaError_t e = cudaMalloc((void **)&d_out, span);
     if (e != cudaSuccess) return (int)e;
-    const unsigned smem = span + 1024;
+    const unsigned smem = owned + 1024;
     e = cudaFuncSetAttribute(tma_copy_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         tma_copy_kernel<<<1, 128, smem>>>(*map, rank, coords[0], coords[1], rank > 2 ? coords[2] : 0,
-                                          rank > 3 ? coords[3] : 0, box_bytes, span, d_out, probes, wd_dev);
+                                          rank > 3 ? coords[3] : 0, box_bytes, span, owned, d_out, probes, wd_dev);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();

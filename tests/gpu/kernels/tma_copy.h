@@ -16,10 +16,12 @@ extern "C" {
 #endif
 
 /* rank 2..4; box_bytes: what the copy must complete on its mbarrier (the expect_tx); span: the
- * SMEM bytes returned in out (>= box_bytes, a multiple of 1024). The wait is bounded (probes) and
- * a timeout is reported through wd. Returns the CUDA error of the launch (0 = success). */
+ * SMEM bytes returned in out (>= box_bytes, a multiple of 1024); owned (>= span): the SMEM the
+ * kernel allocates and poisons, so a copy that writes past span stays inside the CTA's SMEM. The
+ * wait is bounded (probes) and a timeout is reported through wd. Returns the CUDA error of the
+ * launch (0 = success). */
 int tma_copy_launch(const CUtensorMap *map, int rank, const int32_t *coords, uint32_t box_bytes, uint32_t span,
-                    uint8_t *out, unsigned probes, fmha_watchdog *wd_dev);
+                    uint32_t owned, uint8_t *out, unsigned probes, fmha_watchdog *wd_dev);
 
 #ifdef __cplusplus
 }
