@@ -17,6 +17,9 @@ runs=(
   "stage_C --backend sm90 --sq 200 --skv 1025 --causal --hq 4 --hkv 1 --d 128 --layout bshd"
   "stage_C --backend sm90 --sq 33 --skv 100 --d 256 --causal"
   "stage_C --backend sm90 --sq 1 --skv 113 --hq 8 --hkv 1 --d 64"
+  "stage_E --backend sm90 --sq 200 --skv 1025 --causal --hq 4 --hkv 1 --d 128 --layout bshd"
+  "stage_E --backend sm90 --sq 33 --skv 300 --d 256 --causal"
+  "stage_E --backend sm90 --sq 1 --skv 113 --hq 8 --hkv 1 --d 64"
 )
 mkdir -p build/reports
 rc=0

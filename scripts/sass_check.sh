@@ -4,6 +4,7 @@
 # rule per line: "<arch> <egrep pattern without spaces> <what it is>" (write a space in a pattern
 # as [[:space:]]), e.g.
 #   sm_90a  HGMMA\.64x   wgmma (QK^T on the tensor cores)
+# A pattern starting with ! must NOT be there (e.g. !LDG\.E\.128: no thread copies left).
 # Full listings land in build/sass/stage_<X>.<arch>.sass. Exit 1 if a pattern is missing or
 # cuobjdump gives no SASS for an arch (its message is shown), 77 if there is no cuobjdump.
 # SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump.
@@ -56,6 +57,16 @@ for bin in "$@"; do
   while read -r arch pattern what; do
     case "$arch" in ''|\#*) continue ;; esac
     [ -n "${bad[$arch]:-}" ] && continue
+    if [ "${pattern#!}" != "$pattern" ]; then
+      n=$(grep -cE "${pattern#!}" "$sass_dir/stage_$s.$arch.sass" 2>/dev/null)
+      if [ "${n:-0}" -eq 0 ]; then
+        printf 'stage %s %-8s %-26s absent   (%s)\n' "$s" "$arch" "$pattern" "$what"
+      else
+        example=$(grep -m1 -oE "${pattern#!}[^;]*" "$sass_dir/stage_$s.$arch.sass" | head -c 90)
+        printf 'stage %s %-8s %-26s PRESENT %d x, must be absent (%s)  e.g. %s\n' "$s" "$arch" "$pattern" "$n" "$what" "$example"; rc=1
+      fi
+      continue
+    fi
     n=$(grep -cE "$pattern" "$sass_dir/stage_$s.$arch.sass" 2>/dev/null)
     if [ "${n:-0}" -gt 0 ]; then
       example=$(grep -m1 -oE "$pattern[^;]*" "$sass_dir/stage_$s.$arch.sass" | head -c 90)

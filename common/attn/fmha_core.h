@@ -49,6 +49,17 @@ enum {
     FMHA_FAULT_NO_MASK_GUARD = 1u << 0,    /* FG14: exp2(s - m) with m = -inf on a fully masked row */
     FMHA_FAULT_ONE_SOFTMAX_WARP = 1u << 1, /* FG02 (stage level, emu): warp 0 alone reads S */
     FMHA_FAULT_P_FULL_COUNTS_WARPS = 1u << 2, /* FG10 (emu, sm100): p_full counts 4 warps, 128 threads arrive */
+    /* stage E (TMA) and later */
+    FMHA_FAULT_TMAP_RANK_STRIDES = 1u << 3,    /* FG13: the maps' strides, rank entries from the element size */
+    FMHA_FAULT_TMAP_ELEMENT_STRIDES = 1u << 4, /* FG13: strides in elements, not bytes */
+    FMHA_FAULT_TMAP_STRIDE_NOT_16 = 1u << 5,   /* FG13: a row stride 8 bytes past a multiple of 16 */
+    FMHA_FAULT_TMAP_WIDE_INNER_BOX = 1u << 6,  /* FG13: one box the whole head dim wide */
+    FMHA_FAULT_EXPECT_TX_SHORT = 1u << 7,      /* FG15: K's expect_tx one box short */
+    FMHA_FAULT_EXPECT_TX_LONG = 1u << 8,       /* FG15: K's expect_tx one box too many */
+    FMHA_FAULT_FIRST_WAIT_PARITY = 1u << 9,    /* FG16: K's full barrier waited on the wrong parity */
+    FMHA_FAULT_NO_TAIL_MASK = 1u << 10,        /* FG21: keys past Skv (TMA zero fill) not masked */
+    FMHA_FAULT_STORE_NO_FENCE = 1u << 11,      /* FG22: O's TMA store without fence.proxy.async */
+    FMHA_FAULT_STORE_NO_WAIT = 1u << 12,       /* FG22: the CTA exits before the store has read SMEM */
 };
 
 /* The KV head that query head h reads (GQA: Hq / Hkv query heads per KV head). */
@@ -57,7 +68,8 @@ FMHA_HD int fmha_kv_head(const fmha_params *p, int h) { return h / (p->hq / p->h
 /* Does query row i see key j? Tails (j >= Skv) and the causal mask, bottom-right aligned. */
 FMHA_HD int fmha_visible(const fmha_params *p, int i, int j)
 {
-    return j < p->skv && (!p->causal || j <= i + (p->skv - p->sq));
+    const int in_tail = j >= p->skv && !(p->faults & FMHA_FAULT_NO_TAIL_MASK); /* FG21 drops this test */
+    return !in_tail && (!p->causal || j <= i + (p->skv - p->sq));
 }
 
 /* KV tiles a CTA whose rows are [q0, q0 + Br) must visit: the causal mask ends them early; a tile

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "host/runner.h"
+
 /* Row i of a list of n flag lines: copies it into args and returns 1, or returns 0 past the end. */
 int shape_list_row(const char *const *rows, int n, int i, char *args, size_t len);
 
@@ -32,5 +34,13 @@ int shape_bench_gemm_row(int quick, int i, char *args, size_t len);
  * NULL-terminated `skip` substrings are left out (skip may be NULL). */
 int shape_grid_row(const int *ds, int nd, const char *const *shapes, int nshapes, const char *const *skip, int seed0,
                    int i, char *args, size_t len);
+
+/* The attention stages' table (C, E and later: the same shapes on every backend and stage), by
+ * suite (shape_suite): gpu: D {64, 128, 256} x T (query rows) {1, 17, 32, 33, 64, 128} x Skv {1,
+ * 3, 113, 128, 1023, 1025, 4096} x causal, the heads and layout rotating over MHA, MQA (BSHD), GQA
+ * 8 and BSHD MHA, then four long sequences; gpu-quick: T {1, 33, 128} x Skv {3, 128, 1025}; emu:
+ * small shapes over D, tails, decode, GQA/MQA, both layouts and both causal alignments; bench and
+ * bench-quick: the prefill protocol above. 1 and args, or 0 past the end. */
+int shape_attn_row(shape_suite suite, int i, char *args, size_t len);
 
 #endif

@@ -27,4 +27,9 @@ tmap_encode_tiled_fn tmap_driver_encode_fn(char *err, size_t len);
  * checker accepted, or there is no driver (err says which). */
 int tmap_encode(const tmap_params *p, void *global, int cc_major, CUtensorMap *out, char *err, size_t len);
 
+/* The driver alone, the checker skipped: what cuTensorMapEncodeTiled answers for p (at address
+ * global), for showing that a set the checker refuses is one the driver refuses too (footgun
+ * FG13). Returns the CUresult, or -1 with err set when there is no driver. */
+int tmap_encode_unchecked(const tmap_params *p, void *global, CUtensorMap *out, char *err, size_t len);
+
 #endif

@@ -55,7 +55,7 @@ int tma_model_store(const tmap_params *p, int cc_major, void *global, const int3
  * copies read), and a committed store reads that view not when it is issued but when the bulk
  * group is waited for (tma_queue_wait_read). So a store issued without the fence writes stale data,
  * and SMEM overwritten (and fenced) before the wait is what an earlier store writes (FG22). */
-#define TMA_QUEUE_MAX 16
+#define TMA_QUEUE_MAX 64
 typedef struct {
     uint8_t *view;   /* SMEM as the async proxy sees it */
     uint32_t bytes;

@@ -6,13 +6,14 @@
  *   A  D {64, 128, 256} x Sq/Skv in {128 .. 4096} with tails, exact and random
  *   B  D {64 (the seed's non-square 128 x 64 P V), 128} x Skv up to 4097, exact and random
  *   C  D {64, 128, 256} x T {1 .. 128} x Skv {1 .. 4096} x causal, MHA/MQA/GQA, BHSD/BSHD, long
- *      sequences */
+ *      sequences
+ *   E  stage C's table, with TMA copies */
 #include <criterion/criterion.h>
 
 #include "stage_run.h"
 #include "test_util.h"
 
-extern const stage_def stage_A, stage_B, stage_C;
+extern const stage_def stage_A, stage_B, stage_C, stage_E;
 
 static void table(const stage_def *st, const char *backend, int d)
 {
@@ -33,3 +34,8 @@ Test(stage_c_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_
 Test(stage_c_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 128); }
 Test(stage_c_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 256); }
 Test(stage_c_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_C, "sm100", 128); }
+
+Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }
+Test(stage_e_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 128); }
+Test(stage_e_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 256); }
+Test(stage_e_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_E, "sm100", 128); }

@@ -73,7 +73,8 @@ Test(fmha_tmaps, maps_are_accepted_and_give_stage_c_tiles)
                     cr_expect_eq(tmap_check(&m, 9, msg, sizeof msg), 0, "%s map, D=%d %s: %s", fmha_tensor_name(t), ds[di],
                                  bshd ? "BSHD" : "BHSD", msg);
                     cr_expect_eq(tmap_check(&m, 10, msg, sizeof msg), 0, "CC 10: %s", msg);
-                    cr_expect_eq(tma_box_bytes(&m), 64u * 128u * 2u, "one box = one 16 KB atom column of a tile");
+                    cr_expect_eq(tma_box_bytes(&m), 64u * (t == FMHA_TENSOR_O ? (unsigned)FMHA_O_BOX_ROWS : 128u) * 2u,
+                                 "one box = one atom column of a tile (O: of one warp's rows)");
                 }
                 const int rows0[2] = {0, 256}; /* a full tile and a tail tile (Sq 200, Skv 300) */
                 for (int t = FMHA_TENSOR_Q; t <= FMHA_TENSOR_V; t++)
