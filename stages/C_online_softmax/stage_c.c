@@ -57,57 +57,6 @@ static int run(const fmha_opts *o, stage_result *r)
     return rc;
 }
 
-/* The shape table. gpu: D {64, 128, 256} x T (query rows) {1, 17, 32, 33, 64, 128} x Skv {1, 3,
- * 113, 128, 1023, 1025, 4096} x causal, the head configuration and layout rotating over MHA (B = 2),
- * MQA (Hkv = 1, BSHD), GQA (Hq/Hkv = 8) and BSHD MHA so every combination appears; then four long
- * sequences. gpu-quick (the sanitizers): T {1, 33, 128} x Skv {3, 128, 1025}, no long ones.
- * emu: small shapes over D, tails, decode, GQA/MQA, both layouts and both causal alignments.
- * bench: the prefill protocol (host/shape_table.h). */
-static const char *const heads[4] = {"--b 2 --hq 4 --hkv 4", "--b 1 --hq 4 --hkv 1 --layout bshd",
-                                     "--b 1 --hq 16 --hkv 2", "--b 2 --hq 2 --hkv 2 --layout bshd"};
-static const char *const long_rows[] = {
-    "--d 128 --sq 4096 --skv 4096 --b 1 --hq 4 --hkv 4",
-    "--d 128 --sq 4096 --skv 4096 --b 1 --hq 4 --hkv 1 --causal",
-    "--d 64 --sq 2000 --skv 3000 --b 2 --hq 8 --hkv 2 --causal --layout bshd",
-    "--d 256 --sq 1000 --skv 700 --b 1 --hq 2 --hkv 1 --causal",
-};
-static const char *const emu_rows[] = {
-    "--d 64 --sq 128 --skv 256 --hq 2 --hkv 2",
-    "--d 128 --sq 64 --skv 200 --hq 2 --hkv 1 --layout bshd",
-    "--d 256 --sq 33 --skv 129 --hq 2 --hkv 2 --b 2",
-    "--d 64 --sq 1 --skv 1023 --hq 8 --hkv 1",
-    "--d 64 --sq 17 --skv 3 --hq 2 --hkv 2",
-    "--d 64 --sq 32 --skv 1 --hq 2 --hkv 1 --causal",
-    "--d 64 --sq 256 --skv 256 --causal --hq 2 --hkv 2",
-    "--d 64 --sq 100 --skv 300 --causal --hq 2 --hkv 2 --layout bshd",
-    "--d 64 --sq 300 --skv 100 --causal --hq 2 --hkv 2",
-};
-
-static int shapes(shape_suite suite, int i, char *args, size_t len)
-{
-    static const int ds[3] = {64, 128, 256}, ts[6] = {1, 17, 32, 33, 64, 128};
-    static const int skvs[7] = {1, 3, 113, 128, 1023, 1025, 4096};
-    enum { PER_D = 6 * 7 * 2 };
-    switch (suite) {
-    case SUITE_GPU:
-    case SUITE_GPU_QUICK:
-        for (int idx = 0; idx < 3 * PER_D; idx++) {
-            const int d = ds[idx / PER_D], k = idx % PER_D, ti = k / 14, si = k / 2 % 7, causal = k % 2;
-            if (suite == SUITE_GPU_QUICK && !((ti == 0 || ti == 3 || ti == 5) && (si == 1 || si == 3 || si == 5)))
-                continue;
-            if (i-- > 0) continue;
-            snprintf(args, len, "--d %d --sq %d --skv %d%s %s --seed %d", d, ts[ti], skvs[si],
-                     causal ? " --causal" : "", heads[k % 4], k);
-            return 1;
-        }
-        return suite == SUITE_GPU ? shape_list_row(long_rows, 4, i, args, len) : 0;
-    case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
-    case SUITE_BENCH: return shape_bench_attn_row(0, i, args, len);
-    case SUITE_BENCH_QUICK: return shape_bench_attn_row(1, i, args, len);
-    default: return 0;
-    }
-}
-
 static const stage_fault faults[] = {
     {"no-mask-guard", "FG14", FMHA_FAULT_NO_MASK_GUARD,
      BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_SM100),
@@ -130,7 +79,7 @@ const stage_def stage_C = {
     .run = run,
     .launch_sm100 = stage_c_sm100_launch,
     .launch_sm90 = stage_c_sm90_launch,
-    .shapes = shapes,
+    .shapes = shape_attn_row,
     .faults = faults,
     .nfaults = (int)(sizeof faults / sizeof faults[0]),
 };
