@@ -62,6 +62,11 @@ enum {
     FMHA_FAULT_STORE_NO_WAIT = 1u << 12,       /* FG22: the CTA exits before the store has read SMEM */
 };
 
+/* Probes a kernel's mbarrier wait spends before the watchdog reports a deadlock when a footgun
+ * variant runs (p->faults set): hangs are expected there, so they are reported after 2^18 probes
+ * (well under a second on the H200) instead of the default bound (device/mbarrier.cuh). */
+#define FMHA_FAULT_WAIT_PROBES (1u << 18)
+
 /* The KV head that query head h reads (GQA: Hq / Hkv query heads per KV head). */
 FMHA_HD int fmha_kv_head(const fmha_params *p, int h) { return h / (p->hq / p->hkv); }
 

@@ -61,6 +61,7 @@ int stage_gpu_run(const stage_def *st, void *params, fmha_watchdog **wd_slot, st
         if (wd_host && watchdog_fired(wd_host)) {
             watchdog_describe(wd_host, why, sizeof why);
             fprintf(stderr, "stage %s: %s\n", stage, why);
+            if (!r->model_msg[0]) snprintf(r->model_msg, sizeof r->model_msg, "the watchdog: %s", why); /* a fault's symptom */
             trapped = 1;
         } else {
             fprintf(stderr, "stage %s: kernel failed: %s\n", stage, cudaGetErrorString(e));
