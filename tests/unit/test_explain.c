@@ -229,6 +229,74 @@ Test(explain, tmap_attention_maps)
     cr_expect_eq(r->rc, 2, "an unknown tensor is bad input: %s", r->out);
 }
 
+Test(explain, tmap_stage_e_maps)
+{
+    /* K of stage E: one 64 x 128 box = 16 KB under 128B swizzle, D/64 = 2 boxes per tile, expect_tx 32 KB */
+    result *r = run("tmap --stage E --tensor k --layout bshd --d 128", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "cuTensorMapEncodeTiled(type=BFLOAT16(9) rank=4");
+    EXPECT_HAS(r, "box={64,128,1,1}");
+    EXPECT_HAS(r, "16384 bytes");
+    EXPECT_HAS(r, "SWIZZLE_128B");
+    EXPECT_HAS(r, "span 128 bytes");
+    EXPECT_HAS(r, "takes 2 boxes");
+    EXPECT_HAS(r, "expect_tx: 32768 bytes");
+    EXPECT_HAS(r, "accepted");
+    /* the parameters come before the verdict */
+    const char *enc = strstr(r->out, "cuTensorMapEncodeTiled("), *ok = strstr(r->out, "accepted");
+    cr_expect(enc && ok && enc < ok, "encode parameters before the verdict:\n%s", r->out);
+    /* the lower-case letter is the same stage */
+    r = run("tmap --stage e --tensor k --layout bshd --d 128", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "16384 bytes");
+    /* O is stored in boxes of one storing warp's 16 rows (FMHA_O_BOX_ROWS) */
+    r = run("tmap --stage E --tensor o --layout bshd --d 128", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "box={64,16,1,1}");
+    EXPECT_HAS(r, "16 rows");
+    EXPECT_HAS(r, "2048 bytes");
+    /* no --tensor: all four maps the stage encodes */
+    r = run("tmap --stage E --d 128", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "tensor q ");
+    EXPECT_HAS(r, "tensor k ");
+    EXPECT_HAS(r, "tensor v ");
+    EXPECT_HAS(r, "tensor o ");
+}
+
+Test(explain, tmap_stage_e_mistakes)
+{
+    result *r = run("tmap --stage E --tensor k --layout bshd --d 128 --mistake stride-not-16", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    EXPECT_HAS(r, "stride_multiple_16");
+    EXPECT_LACKS(r, "accepted");
+    /* every fmha_tmap_mistake has a name the flag takes: the map is shown (stdout), whatever the verdict */
+    static const char *const names[] = {"right", "rank-strides", "element-strides", "wide-box", "stride-not-16"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char args[160];
+        snprintf(args, sizeof args, "tmap --stage E --tensor q --d 128 --mistake %s", names[i]);
+        r = run(args, 0);
+        cr_expect(strstr(r->out, "cuTensorMapEncodeTiled(") != NULL, "explain %s: no map shown:\n%s", args, r->out);
+    }
+    r = run("tmap --tensor q --mistake padded", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    EXPECT_HAS(r, "stride-not-16");
+}
+
+Test(explain, tmap_stage_without_maps_is_bad_input)
+{
+    result *r = run("tmap --stage C --tensor k", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    EXPECT_HAS(r, "--stage");
+    EXPECT_HAS(r, "stages that use tensor maps: E");
+    r = run("tmap --stage C", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+    r = run("tmap --stage C", 0);
+    cr_expect_str_eq(r->out, "", "nothing on stdout for bad input");
+    r = run("tmap --stage EE --tensor k", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
+}
+
 /* ---- layout: footgun FG09 --------------------------------------------------------------------- */
 
 #define SEED_LAYOUT "\"((128,16),1,(4,2)):((65536,1),0,(16,64))\""
