@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "host/bf16.h"
+#include "host/cli.h"
 #include "host/check_rows.h"
 #include "host/init.h"
 #include "host/reference.h"
 #include "host/rng.h"
+#include "model/smem_layout.h"
 #include "host/stage_gpu.h"
 #include "host/verify.h"
 
@@ -177,4 +179,25 @@ int attn_dump(const fmha_opts *o, const char *stage, const attn_problem *ap)
         {"lse", "<f4", 3, {o->b, o->hq, o->sq, 0}, ap->lse, 4},
     };
     return runner_dump_list(o, stage, items, (int)(sizeof items / sizeof items[0]));
+}
+
+#define ATTN_EMU_MAX_MACS (1L << 28)
+
+int attn_validate(const fmha_opts *o, const char *stage, uint32_t smem_bytes, char *err, size_t len)
+{
+    if (o->d != 64 && o->d != 128 && o->d != 256) {
+        snprintf(err, len, "--d=%d: stage %s supports D = 64, 128 and 256", o->d, stage);
+        return 2;
+    }
+    if (o->skv < 1) {
+        snprintf(err, len, "--skv=%d: stage %s needs at least one key (an empty KV sequence has no softmax)", o->skv, stage);
+        return 2;
+    }
+    if (smem_bytes > SMEM_OPTIN_MAX_BYTES) {
+        snprintf(err, len, "--d=%d: the CTA's SMEM (%u bytes) exceeds the %u-byte opt-in limit", o->d, smem_bytes,
+                 SMEM_OPTIN_MAX_BYTES);
+        return 2;
+    }
+    if (cli_check_grid((o->sq + FMHA_BM - 1.0) / FMHA_BM, o->hq, o->b, "--sq", "--hq", "--b", err, len)) return 2;
+    return cli_check_emu_budget(o, 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d, (double)ATTN_EMU_MAX_MACS, err, len);
 }

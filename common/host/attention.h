@@ -35,6 +35,11 @@ void attn_params_for(const fmha_opts *o, fmha_params *p);
 int attn_problem_make(const fmha_opts *o, attn_problem *ap);
 void attn_problem_free(attn_problem *ap);
 
+/* The rules every attention stage's validate() starts with: D in {64, 128, 256}, Skv >= 1, the
+ * stage's CTA SMEM (smem_bytes) within the opt-in limit, the grid within CUDA's limits, and on emu
+ * the work within the host model's budget. 0, or 2 with the rule named in err. */
+int attn_validate(const fmha_opts *o, const char *stage, uint32_t smem_bytes, char *err, size_t len);
+
 /* Upload, launch with the stage's launcher for o->backend, download, time. 0 or 1. */
 int attn_run_gpu(const stage_def *st, const fmha_opts *o, attn_problem *ap, stage_result *r);
 

@@ -7,31 +7,13 @@
 
 #include "host/attention.h"
 #include "host/backend.h"
-#include "host/cli.h"
 #include "host/runner.h"
 #include "host/shape_table.h"
 #include "fmha.h"
 
-#define EMU_MAX_MACS (1L << 28)
-
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
-    if (o->d != 64 && o->d != 128 && o->d != 256) {
-        snprintf(err, len, "--d=%d: stage C supports D = 64, 128 and 256", o->d);
-        return 2;
-    }
-    if (o->skv < 1) {
-        snprintf(err, len, "--skv=%d: stage C needs at least one key (an empty KV sequence has no softmax)", o->skv);
-        return 2;
-    }
-    const uint32_t smem = fmha_smem_layout_make(o->d).bytes;
-    if (smem > SMEM_OPTIN_MAX_BYTES) {
-        snprintf(err, len, "--d=%d: the CTA's SMEM (%u bytes) exceeds the %u-byte opt-in limit", o->d, smem,
-                 SMEM_OPTIN_MAX_BYTES);
-        return 2;
-    }
-    if (cli_check_grid((o->sq + FMHA_BM - 1.0) / FMHA_BM, o->hq, o->b, "--sq", "--hq", "--b", err, len)) return 2;
-    return cli_check_emu_budget(o, 2.0 * o->b * o->hq * o->sq * (double)o->skv * o->d, (double)EMU_MAX_MACS, err, len);
+    return attn_validate(o, "C", fmha_smem_layout_make(o->d).bytes, err, len);
 }
 
 extern const stage_def stage_C;
