@@ -10,7 +10,6 @@
 
 #include "host/attention.h"
 #include "host/backend.h"
-#include "host/cli.h"
 #include "host/fmha_tmaps.h"
 #include "host/runner.h"
 #include "host/shape_table.h"
