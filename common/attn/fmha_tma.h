@@ -28,8 +28,12 @@ typedef struct {
 FMHA_HD uint32_t fmha_tile_tx_bytes(int d, int rows) { return (uint32_t)(rows * d * 2); }
 FMHA_HD uint32_t fmha_box_tx_bytes(int rows) { return (uint32_t)(rows * FMHA_BOX_COLS * 2); }
 
-/* The coordinate along dim H of the K and V maps for query head h: its KV head, or 0 where the
- * head stride is 0 (one shared head, mapped as a dimension of extent 1). */
-FMHA_HD int fmha_tma_kv_head(const fmha_params *p, int h) { return p->k_sh ? fmha_kv_head(p, h) : 0; }
+/* The coordinate along dim H of the K map (v = 0) or the V map (v = 1) for query head h: its KV
+ * head, or 0 where that tensor's head stride is 0 (one shared head, mapped as a dimension of
+ * extent 1; each map by its own stride, as host/fmha_tmaps.c builds it). */
+FMHA_HD int fmha_tma_kv_head(const fmha_params *p, int h, int v)
+{
+    return (v ? p->v_sh : p->k_sh) ? fmha_kv_head(p, h) : 0;
+}
 
 #endif

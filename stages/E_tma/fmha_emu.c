@@ -85,7 +85,7 @@ static int read_pending_stores(emu_ctx *c)
 static int emu_cta(emu_ctx *c, int b, int h, int qt)
 {
     const fmha_params *p = c->p;
-    const int d = p->d, q0 = qt * FMHA_BM, hkc = fmha_tma_kv_head(p, h);
+    const int d = p->d, q0 = qt * FMHA_BM, hk_k = fmha_tma_kv_head(p, h, 0), hk_v = fmha_tma_kv_head(p, h, 1);
     emu_flow *f = &c->f;
     tmem_model *tm = f->tm;
     /* SMEM addresses of the tiles in the image */
@@ -122,10 +122,10 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
         emu_status st = {0};
         /* Step 2a (warp 5): K_j once S_{j-1} has read K, V_j once P V_{j-1} has read V */
         if (j > 0 && emu_wait(f, k_empty, (j - 1) & 1, "k_empty (load warp)")) return 1;
-        if (load_tile(c, FMHA_TENSOR_K, p->k, smem_k, &c->tk, kv0, hkc, b, k_full, fmha_k_expect_bytes(d, p->faults), "k_full"))
+        if (load_tile(c, FMHA_TENSOR_K, p->k, smem_k, &c->tk, kv0, hk_k, b, k_full, fmha_k_expect_bytes(d, p->faults), "k_full"))
             return 1;
         if (j > 0 && emu_wait(f, v_empty, (j - 1) & 1, "v_empty (load warp)")) return 1;
-        if (load_tile(c, FMHA_TENSOR_V, p->v, smem_v, &c->tv, kv0, hkc, b, v_full, fmha_tile_tx_bytes(d, FMHA_BN), "v_full"))
+        if (load_tile(c, FMHA_TENSOR_V, p->v, smem_v, &c->tv, kv0, hk_v, b, v_full, fmha_tile_tx_bytes(d, FMHA_BN), "v_full"))
             return 1;
 
         /* Step 2b (warp 4): S = Q K_j^T -> s_full, k_empty */

@@ -126,7 +126,7 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(cons
     if (warp == FMHA_LOAD_WARP) {
         // One lane issues every copy (a TMA copy is a single-thread instruction)
         if (lane == 0) {
-            const int hkc = fmha_tma_kv_head(&p, h);
+            const int hk_k = fmha_tma_kv_head(&p, h, 0), hk_v = fmha_tma_kv_head(&p, h, 1);
             // Step 1: prologue: the Q tile (query head h, batch b)
             mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(d, FMHA_BM));
             load_tile(smem_q, tq, d, &a.q, q_full, q0, h, b);
@@ -134,10 +134,10 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(cons
                 // Step 2a: K_j once S_{j-1} has read K; V_j once P V_{j-1} has read V
                 if (j > 0) mbar_wait_budget(k_empty, (uint32_t)(j - 1) & 1u, p.wd, SITE_K_EMPTY, probes);
                 mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(d, p.faults));
-                load_tile(smem_k, tk, d, &a.k, k_full, j * FMHA_BN, hkc, b);
+                load_tile(smem_k, tk, d, &a.k, k_full, j * FMHA_BN, hk_k, b);
                 if (j > 0) mbar_wait_budget(v_empty, (uint32_t)(j - 1) & 1u, p.wd, SITE_V_EMPTY, probes);
                 mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(d, FMHA_BN));
-                load_tile(smem_v, tv, d, &a.v, v_full, j * FMHA_BN, hkc, b);
+                load_tile(smem_v, tv, d, &a.v, v_full, j * FMHA_BN, hk_v, b);
             }
         }
         __syncwarp();

@@ -106,7 +106,8 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
     const uint32_t v_full = smem_u32(&bars[FMHA_BAR_V_FULL]), k_empty = smem_u32(&bars[FMHA_BAR_K_EMPTY]);
     const uint32_t v_empty = smem_u32(&bars[FMHA_BAR_V_EMPTY]);
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int q0 = blockIdx.x * FMHA_BM, h = blockIdx.y, b = blockIdx.z, hkc = fmha_tma_kv_head(&p, h);
+    const int q0 = blockIdx.x * FMHA_BM, h = blockIdx.y, b = blockIdx.z;
+    const int hk_k = fmha_tma_kv_head(&p, h, 0), hk_v = fmha_tma_kv_head(&p, h, 1);
     const bool producer = threadIdx.x == 0;
     const float scale_log2 = p.scale * FMHA_LOG2E;
     const int ntiles = fmha_kv_tiles(&p, q0);
@@ -122,9 +123,9 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
         load_tile<D>(smem_q, tq, &a.q, q_full, q0, h, b);
         if (ntiles > 0) {
             mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(D, p.faults));
-            load_tile<D>(smem_k, tk, &a.k, k_full, 0, hkc, b);
+            load_tile<D>(smem_k, tk, &a.k, k_full, 0, hk_k, b);
             mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(D, FMHA_BN));
-            load_tile<D>(smem_v, tv, &a.v, v_full, 0, hkc, b);
+            load_tile<D>(smem_v, tv, &a.v, v_full, 0, hk_v, b);
         }
     }
     mbar_wait_budget(q_full, 0, p.wd, SITE_Q_FULL, probes); // also before the epilogue reuses smem_q for O
@@ -163,7 +164,7 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
         if (more && producer) {
             mbar_wait_budget(k_empty, (uint32_t)j & 1u, p.wd, SITE_K_EMPTY, probes);
             mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(D, p.faults));
-            load_tile<D>(smem_k, tk, &a.k, k_full, kv0 + FMHA_BN, hkc, b);
+            load_tile<D>(smem_k, tk, &a.k, k_full, kv0 + FMHA_BN, hk_k, b);
         }
 
         // Step 2c: mask and scale, row max over the quad, m_new, alpha, P, row sum
@@ -217,7 +218,7 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
         if (more && producer) {
             mbar_wait_budget(v_empty, (uint32_t)j & 1u, p.wd, SITE_V_EMPTY, probes);
             mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(D, FMHA_BN));
-            load_tile<D>(smem_v, tv, &a.v, v_full, kv0 + FMHA_BN, hkc, b);
+            load_tile<D>(smem_v, tv, &a.v, v_full, kv0 + FMHA_BN, hk_v, b);
         }
         __syncwarp();
     }
