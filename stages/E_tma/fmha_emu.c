@@ -97,12 +97,10 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     uint32_t tmem;
     if (tmem_alloc(tm, FMHA_TMEM_COLS, &tmem)) return emu_fail_tmem(f);
     tmem_relinquish(tm);
-    /* the one-softmax-warp variant (the seed's T <= 32 kernel) counts its own 32 threads */
-    const int softmax_warps = (p->faults & FMHA_FAULT_ONE_SOFTMAX_WARP) ? 1 : FMHA_SOFTMAX_WARPS;
     mbar_model bars[FMHA_NUM_BARS];
     for (int i = 0; i < FMHA_NUM_BARS; i++) {
         mbar_model_reset(&bars[i]);
-        mbar_model_init(&bars[i], i == FMHA_BAR_P_FULL ? 32 * softmax_warps : (int)fmha_bar_count(i, 0));
+        mbar_model_init(&bars[i], (int)fmha_bar_count(i, 0));
     }
     mbar_model *q_full = &bars[FMHA_BAR_Q_FULL], *k_full = &bars[FMHA_BAR_K_FULL], *v_full = &bars[FMHA_BAR_V_FULL];
     mbar_model *k_empty = &bars[FMHA_BAR_K_EMPTY], *v_empty = &bars[FMHA_BAR_V_EMPTY];
@@ -141,78 +139,65 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
 
         /* Step 2c (warps 0-3): online softmax on each warp's 32 rows */
         if (emu_wait(f, s_full, ph, "s_full (softmax warps)")) return 1;
-        for (int w = 0; w < softmax_warps; w++)
-            for (int quad = 0; quad < 4; quad++) {
-                if (softmax_warps == 4 && quad != w) continue;
-                uint32_t s[32 * 128];
-                int refused = 0;
-                for (int c0 = 0; c0 < FMHA_BN && !refused; c0 += 32) {
-                    uint32_t chunk[32 * 32];
-                    if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_S, 32 * quad, c0), 32, chunk)) {
-                        refused = 1; /* the quadrant rule: these rows are never processed */
-                        emu_fail_tmem(f);
-                        break;
-                    }
-                    for (int t = 0; t < 32; t++) memcpy(&s[t * 128 + c0], &chunk[t * 32], 32 * 4);
-                }
-                if (refused) continue;
-                uint32_t pk[32 * 64], alpha_bits[32];
-                for (int t = 0; t < 32; t++) {
-                    const int r = 32 * quad + t, row = q0 + r;
-                    float sv[FMHA_BN], m_new = m_i[r];
-                    for (int n = 0; n < FMHA_BN; n++) {
-                        memcpy(&sv[n], &s[t * 128 + n], 4);
-                        sv[n] = fmha_visible(p, row, kv0 + n) ? sv[n] * scale_log2 : -INFINITY;
-                        m_new = fmaxf(m_new, sv[n]);
-                    }
-                    const float base = fmha_exp_base(m_new, p->faults);
-                    const float alpha = exp2f(m_i[r] - base);
-                    float rowsum = 0;
-                    for (int n = 0; n < FMHA_BN; n += 2) {
-                        float pe = exp2f(sv[n] - base), po = exp2f(sv[n + 1] - base);
-                        rowsum += pe + po;
-                        pk[t * 64 + n / 2] = pack_bf16x2_cvt_order(f32_to_bf16(po), f32_to_bf16(pe));
-                    }
-                    l_i[r] = l_i[r] * alpha + rowsum;
-                    m_i[r] = m_new;
-                    memcpy(&alpha_bits[t], &alpha, 4);
-                }
-                /* Step 2d: once the previous P V is done: O *= alpha (only once O holds something),
-                 * then P into TMEM */
-                if (j > 0 && emu_wait(f, o_done, (j - 1) & 1, "o_done (softmax warps, before the O rescale)")) return 1;
-                if (j > 0)
-                    for (int c0 = 0; c0 < d; c0 += 32) {
-                        uint32_t o[32 * 32];
-                        uint32_t oaddr = tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0);
-                        if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, o)) return emu_fail_tmem(f);
-                        for (int t = 0; t < 32; t++) {
-                            float a;
-                            memcpy(&a, &alpha_bits[t], 4);
-                            for (int e = 0; e < 32; e++) {
-                                float x;
-                                memcpy(&x, &o[t * 32 + e], 4);
-                                x *= a;
-                                memcpy(&o[t * 32 + e], &x, 4);
-                            }
-                        }
-                        if (tmem_st(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, 0, o)) return emu_fail_tmem(f);
-                    }
-                for (int c0 = 0; c0 < 64; c0 += 32) {
-                    uint32_t chunk[32 * 32];
-                    for (int t = 0; t < 32; t++) memcpy(&chunk[t * 32], &pk[t * 64 + c0], 32 * 4);
-                    if (tmem_st(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_P, 32 * quad, c0), 32, 0, chunk))
-                        return emu_fail_tmem(f);
-                }
+        for (int w = 0; w < FMHA_SOFTMAX_WARPS; w++) {
+            const int quad = w; /* warp w owns TMEM lanes 32w..32w+31 */
+            uint32_t s[32 * 128];
+            for (int c0 = 0; c0 < FMHA_BN; c0 += 32) {
+                uint32_t chunk[32 * 32];
+                if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_S, 32 * quad, c0), 32, chunk))
+                    return emu_fail_tmem(f);
+                for (int t = 0; t < 32; t++) memcpy(&s[t * 128 + c0], &chunk[t * 32], 32 * 4);
             }
-        for (int w = 0; w < softmax_warps; w++) { /* each warp's 32 threads arrive in one instruction */
-            const mbar_status ms = mbar_model_arrive_n(p_full, 32);
-            if (ms != MBAR_OK && ms != MBAR_ERR_OVER_ARRIVAL) {
-                char msg[200];
-                snprintf(msg, sizeof msg, "p_full: warp %d's 32 arrivals: %s (the barrier counts %d)", w,
-                         mbar_status_name(ms), (int)fmha_bar_count(FMHA_BAR_P_FULL, p->faults));
-                return emu_fail(f, msg);
+            uint32_t pk[32 * 64], alpha_bits[32];
+            for (int t = 0; t < 32; t++) {
+                const int r = 32 * quad + t, row = q0 + r;
+                float sv[FMHA_BN], m_new = m_i[r];
+                for (int n = 0; n < FMHA_BN; n++) {
+                    memcpy(&sv[n], &s[t * 128 + n], 4);
+                    sv[n] = fmha_visible(p, row, kv0 + n) ? sv[n] * scale_log2 : -INFINITY;
+                    m_new = fmaxf(m_new, sv[n]);
+                }
+                const float base = fmha_exp_base(m_new, p->faults);
+                const float alpha = exp2f(m_i[r] - base);
+                float rowsum = 0;
+                for (int n = 0; n < FMHA_BN; n += 2) {
+                    float pe = exp2f(sv[n] - base), po = exp2f(sv[n + 1] - base);
+                    rowsum += pe + po;
+                    pk[t * 64 + n / 2] = pack_bf16x2_cvt_order(f32_to_bf16(po), f32_to_bf16(pe));
+                }
+                l_i[r] = l_i[r] * alpha + rowsum;
+                m_i[r] = m_new;
+                memcpy(&alpha_bits[t], &alpha, 4);
+            }
+            /* Step 2d: once the previous P V is done: O *= alpha (only once O holds something),
+             * then P into TMEM */
+            if (j > 0 && emu_wait(f, o_done, (j - 1) & 1, "o_done (softmax warps, before the O rescale)")) return 1;
+            if (j > 0)
+                for (int c0 = 0; c0 < d; c0 += 32) {
+                    uint32_t o[32 * 32];
+                    uint32_t oaddr = tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0);
+                    if (tmem_ld(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, o)) return emu_fail_tmem(f);
+                    for (int t = 0; t < 32; t++) {
+                        float a;
+                        memcpy(&a, &alpha_bits[t], 4);
+                        for (int e = 0; e < 32; e++) {
+                            float x;
+                            memcpy(&x, &o[t * 32 + e], 4);
+                            x *= a;
+                            memcpy(&o[t * 32 + e], &x, 4);
+                        }
+                    }
+                    if (tmem_st(tm, w, TMEM_32x32b, 32, 0, oaddr, 32, 0, o)) return emu_fail_tmem(f);
+                }
+            for (int c0 = 0; c0 < 64; c0 += 32) {
+                uint32_t chunk[32 * 32];
+                for (int t = 0; t < 32; t++) memcpy(&chunk[t * 32], &pk[t * 64 + c0], 32 * 4);
+                if (tmem_st(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_P, 32 * quad, c0), 32, 0, chunk))
+                    return emu_fail_tmem(f);
             }
         }
+        for (int w = 0; w < FMHA_SOFTMAX_WARPS; w++) /* each warp's 32 threads arrive in one instruction */
+            mbar_model_arrive_n(p_full, 32);
 
         /* Step 2e (warp 4): O += P V_j -> o_done, v_empty */
         if (emu_wait(f, p_full, ph, "p_full (MMA warp)") || wait_full(c, v_full, ph, "v_full (MMA warp)")) return 1;
@@ -228,43 +213,40 @@ static int emu_cta(emu_ctx *c, int b, int h, int qt)
     if (ntiles > 0 && emu_wait(f, o_done, (ntiles - 1) & 1, "o_done (epilogue)")) return 1;
     if (ntiles == 0 && wait_full(c, q_full, 0, "q_full (epilogue: O takes Q's place)")) return 1;
     if (read_pending_stores(c)) return 1; /* FG22 without the wait: the last CTA's stores read SMEM only now */
-    for (int w = 0; w < softmax_warps; w++)
-        for (int quad = 0; quad < 4; quad++) {
-            if (softmax_warps == 4 && quad != w) continue;
-            for (int c0 = 0; c0 < d; c0 += 32) {
-                uint32_t o[32 * 32];
-                if (ntiles > 0 && tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0), 32, o)) {
-                    emu_fail_tmem(f);
-                    break;
+    for (int w = 0; w < FMHA_SOFTMAX_WARPS; w++) {
+        const int quad = w;
+        for (int c0 = 0; c0 < d; c0 += 32) {
+            uint32_t o[32 * 32];
+            if (ntiles > 0 && tmem_ld(tm, w, TMEM_32x32b, 32, 0, tmem_addr(tmem + FMHA_TMEM_O, 32 * quad, c0), 32, o))
+                return emu_fail_tmem(f);
+            for (int t = 0; t < 32; t++) {
+                const int r = 32 * quad + t, row = q0 + r;
+                const float inv_l = l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f; /* a row that saw no key: O = 0 */
+                for (int e = 0; e < 32; e++) { /* rows past Sq too: the store clips them */
+                    float x = 0.0f;
+                    if (ntiles > 0) memcpy(&x, &o[t * 32 + e], 4);
+                    const uint16_t v = f32_to_bf16(x * inv_l);
+                    memcpy(c->img + smem_q + smem_tile_offset(&c->tq, r, c0 + e), &v, 2);
                 }
-                for (int t = 0; t < 32; t++) {
-                    const int r = 32 * quad + t, row = q0 + r;
-                    const float inv_l = l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f; /* a row that saw no key: O = 0 */
-                    for (int e = 0; e < 32; e++) { /* rows past Sq too: the store clips them */
-                        float x = 0.0f;
-                        if (ntiles > 0) memcpy(&x, &o[t * 32 + e], 4);
-                        const uint16_t v = f32_to_bf16(x * inv_l);
-                        memcpy(c->img + smem_q + smem_tile_offset(&c->tq, r, c0 + e), &v, 2);
-                    }
-                    if (c0 == 0 && row < p->sq)
-                        p->lse[((int64_t)b * p->hq + h) * p->sq + row] =
-                            l_i[r] > 0.0f ? m_i[r] * FMHA_LN2 + logf(l_i[r]) : -INFINITY;
-                }
+                if (c0 == 0 && row < p->sq)
+                    p->lse[((int64_t)b * p->hq + h) * p->sq + row] =
+                        l_i[r] > 0.0f ? m_i[r] * FMHA_LN2 + logf(l_i[r]) : -INFINITY;
             }
-            /* fence.proxy.async: the async proxy now sees the warp's rows (all of SMEM, here) */
-            if (!(p->faults & FMHA_FAULT_STORE_NO_FENCE)) tma_queue_fence(&c->st, c->img);
-            for (int half = 0; half < 2; half++) {
-                const int r0 = 32 * quad + FMHA_O_BOX_ROWS * half;
-                if (q0 + r0 >= p->sq) break;
-                for (int k = 0; k < d / FMHA_BOX_COLS; k++) {
-                    const int32_t coords[4] = {FMHA_BOX_COLS * k, q0 + r0, h, b};
-                    if (tma_queue_store(&c->st, &c->map[FMHA_TENSOR_O], coords, smem_q + smem_tile_offset(&c->tq, r0, FMHA_BOX_COLS * k)))
-                        return emu_fail(f, "more TMA stores pending than the model holds");
-                }
-            }
-            /* wait_group.read: the stores have read SMEM (without it they read it when the next CTA runs) */
-            if (!(p->faults & FMHA_FAULT_STORE_NO_WAIT) && read_pending_stores(c)) return 1;
         }
+        /* fence.proxy.async: the async proxy now sees the warp's rows (all of SMEM, here) */
+        if (!(p->faults & FMHA_FAULT_STORE_NO_FENCE)) tma_queue_fence(&c->st, c->img);
+        for (int half = 0; half < 2; half++) {
+            const int r0 = 32 * quad + FMHA_O_BOX_ROWS * half;
+            if (q0 + r0 >= p->sq) break;
+            for (int k = 0; k < d / FMHA_BOX_COLS; k++) {
+                const int32_t coords[4] = {FMHA_BOX_COLS * k, q0 + r0, h, b};
+                if (tma_queue_store(&c->st, &c->map[FMHA_TENSOR_O], coords, smem_q + smem_tile_offset(&c->tq, r0, FMHA_BOX_COLS * k)))
+                    return emu_fail(f, "more TMA stores pending than the model holds");
+            }
+        }
+        /* wait_group.read: the stores have read SMEM (without it they read it when the next CTA runs) */
+        if (!(p->faults & FMHA_FAULT_STORE_NO_WAIT) && read_pending_stores(c)) return 1;
+    }
 
     /* Step 4: teardown (warp 4): free TMEM; loads still in flight land (a broken expect_tx leaves some) */
     if (tma_flight_drain(&c->fl)) return emu_fail(f, c->fl.msg);
