@@ -9,6 +9,7 @@
  *                  O = P V in f32 (FLOPs 4*B*H*M*N*D, as stage B counts them);
  *   baselines gemm --n 8192                            one large bf16 GEMM: the tensor-core ceiling;
  *   baselines copy --mib 4096                          device-to-device copy: the HBM ceiling
+ *   baselines read --mib 4096                          one read-only pass: the decode ceiling
  *                                                      (bytes read + written).
  * Every timing: the project timer (warm-up, L2 flush, median and min of --iters samples). Last
  * line: "[OK] baseline=<name> ... time_ms=.. tflops=.. gbps=..". Exit 77 without a GPU. */
@@ -70,6 +71,18 @@ static int run_copy(void *p)
     return 0;
 }
 
+typedef struct {
+    const void *buf;
+    void *sink;
+    size_t bytes;
+} read_ctx;
+
+static int run_read(void *p)
+{
+    read_ctx *c = p;
+    return dev_read_all(c->buf, c->bytes, c->sink);
+}
+
 static long arg(int argc, char **argv, const char *name, long def)
 {
     for (int i = 2; i + 1 < argc; i++)
@@ -121,8 +134,9 @@ static int run_pair(void *p)
 int main(int argc, char **argv)
 {
     const char *sub = argc >= 2 ? argv[1] : "";
-    if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "copy")) {
-        fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|copy [--b --hq --sq --skv --d | --n | --mib] [--iters N]\n");
+    if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "copy") &&
+        strcmp(sub, "read")) {
+        fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|copy|read [--b --hq --sq --skv --d | --n | --mib] [--iters N]\n");
         return 2;
     }
     gpu_info g;
@@ -141,6 +155,16 @@ int main(int argc, char **argv)
         if (timer_measure(run_copy, &c, &cfg, &t)) return 1;
         printf("[OK] baseline=d2d_copy bytes=%zu time_ms=%.4f time_min_ms=%.4f gbps=%.1f\n", c.bytes, t.median_ms,
                t.min_ms, 2.0 * (double)c.bytes / (t.median_ms * 1e-3) / 1e9);
+        return 0;
+    }
+    if (!strcmp(sub, "read")) {
+        read_ctx c = {NULL, NULL, (size_t)arg(argc, argv, "--mib", 4096) << 20};
+        CUDA_CHECK(cudaMalloc((void **)&c.buf, c.bytes));
+        CUDA_CHECK(cudaMalloc(&c.sink, 4));
+        if (fill_random_bf16((void *)c.buf, c.bytes / 2)) return 1;
+        if (timer_measure(run_read, &c, &cfg, &t)) return 1;
+        printf("[OK] baseline=hbm_read bytes=%zu time_ms=%.4f time_min_ms=%.4f gbps=%.1f\n", c.bytes, t.median_ms,
+               t.min_ms, (double)c.bytes / (t.median_ms * 1e-3) / 1e9);
         return 0;
     }
     cublasHandle_t h;

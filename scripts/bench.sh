@@ -67,7 +67,7 @@ STAGE_TABLE=(
   "A qk cublas_qk"
   "B qkpv cublas_qkpv"
   "C attn sdpa_cudnn"
-  "D decode -"
+  "D decode sdpa_cudnn"
   "E attn sdpa_cudnn"
   "F attn sdpa_cudnn"
 )
@@ -75,30 +75,32 @@ STAGE_TABLE=(
 # Shapes come from each stage's own shape table (`build/bin/stage_X --shapes bench`, or
 # bench-quick for BENCH_SHAPES=quick): the same table its GPU and emu tests read. Each row is the
 # stage's flags; here they become "b hq hkv sq skv d causal" (hkv defaults to hq, causal to 0).
-tuple_of() {
-  local b=1 hq=1 hkv="" sq="" skv="" d="" c=0
+tuple_of() { # a decode row (--page) adds its page size as an 8th field
+  local b=1 hq=1 hkv="" sq="" skv="" d="" c=0 page=""
   # shellcheck disable=SC2086
   set -- $1
   while [ $# -gt 0 ]; do
     case $1 in
       --b) b=$2; shift ;; --hq) hq=$2; shift ;; --hkv) hkv=$2; shift ;; --sq) sq=$2; shift ;;
-      --skv) skv=$2; shift ;; --d) d=$2; shift ;;
+      --skv) skv=$2; shift ;; --d) d=$2; shift ;; --page) page=$2; shift ;;
       --causal) if [[ ${2:-} =~ ^[01]$ ]]; then c=$2; shift; else c=1; fi ;;
     esac
     shift
   done
-  echo "$b $hq ${hkv:-$hq} $sq $skv $d $c"
+  echo "$b $hq ${hkv:-$hq} $sq $skv $d $c${page:+ $page}"
 }
 stage_shapes() { # X: the stage's benchmark rows as tuples
   local line suite=bench
   [ "$SHAPESET" = quick ] && suite=bench-quick
   build/bin/stage_"$1" --shapes "$suite" 2>/dev/null | while read -r line; do tuple_of "$line"; done
 }
-# Provisional decode table (stage D: one query row per sequence, FP8 paged KV): revisit when the
-# stage lands and fixes its flags. "b hq hkv sq skv d causal page".
+# The decode stages' rows ("b hq hkv sq skv d causal page"): stage D's own bench table (uniform
+# lengths, one page size), the same for every decode stage.
 decode_shapes() {
-  local skv
-  for skv in 4096 16384 32768; do echo "16 64 8 1 $skv 128 0 64"; done
+  local X
+  for X in "${ORDER[@]}"; do
+    [ "${FAMILY[$X]}" = decode ] && present "$X" && { stage_shapes "$X"; return; }
+  done
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -204,7 +206,7 @@ declare -A BASE_TF  # "name|b hq hkv sq skv d causal" -> TFLOP/s of an ok baseli
 run_ceilings() {
   local log out rc
   if [ "$DRY" = 1 ]; then
-    echo "would run: $BASELINES gemm --n 8192 --iters $ITERS; $BASELINES copy --mib 4096 --iters $ITERS"; return
+    echo "would run: $BASELINES gemm --n 8192 --iters $ITERS; $BASELINES copy|read --mib 4096 --iters $ITERS"; return
   fi
   log=$RUN/ceiling_gemm.log
   timeout "$TIMEOUT_S" "$BASELINES" gemm --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
@@ -227,6 +229,16 @@ run_ceilings() {
     row ceiling d2d_copy cudaMemcpyAsync "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
   fi
   progress "ceiling d2d_copy 4 GiB: ${out:-exit $rc}"
+  log=$RUN/ceiling_read.log
+  timeout "$TIMEOUT_S" "$BASELINES" read --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    row ceiling hbm_read read_kernel "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
+      "$(field "$out" time_min_ms)" "" "$(field "$out" gbps)" "" "" "" "one streaming read of 4096 MiB (16-byte loads); GB/s count bytes read: the decode ceiling"
+  else
+    row ceiling hbm_read read_kernel "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
+  fi
+  progress "ceiling hbm_read 4 GiB: ${out:-exit $rc}"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -420,8 +432,12 @@ WORK=$(for X in "${ORDER[@]}"; do
 done | sort -k1,1n -k2,2n | cut -d' ' -f3-)
 ATTN_SHAPES=$(echo "$WORK" | while read -r X rest; do [ "${FAMILY[$X]:-}" = attn ] && echo "$rest"; done | awk '!seen[$0]++')
 
+DECODE_SHAPES=$(decode_shapes)
+# The SDPA baselines of the decode rows: the same logical shape (bf16, contiguous KV, enable_gqa)
+SDPA_SHAPES=$( { echo "$ATTN_SHAPES"; echo "$DECODE_SHAPES" | cut -d' ' -f1-7; } | grep . | awk '!seen[$0]++')
+
 run_ceilings
-[ -n "$ATTN_SHAPES" ] && run_sdpa "$ATTN_SHAPES"
+[ -n "$SDPA_SHAPES" ] && run_sdpa "$SDPA_SHAPES"
 
 # Each stage row after its baseline (a cuBLAS baseline runs once per shape, before the first
 # stage that needs it).
@@ -437,10 +453,11 @@ done <<<"$WORK"
 # Decode stages.
 if uses decode; then
   while read -r b hq hkv sq skv d c page; do
+    [ -n "$b" ] || continue
     for X in "${ORDER[@]}"; do
       [ "${FAMILY[$X]}" = decode ] && present "$X" && run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page"
     done
-  done < <(decode_shapes)
+  done <<<"$DECODE_SHAPES"
 fi
 # Missing and unknown stages: one row each, never dropped.
 for X in "${ORDER[@]}"; do

@@ -20,6 +20,9 @@ runs=(
   "stage_E --backend sm90 --sq 200 --skv 1025 --causal --hq 4 --hkv 1 --d 128 --layout bshd"
   "stage_E --backend sm90 --sq 33 --skv 300 --d 256 --causal"
   "stage_E --backend sm90 --sq 1 --skv 113 --hq 8 --hkv 1 --d 64"
+  "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,300 --d 128 --page 16 --splits 3"
+  "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --skv 400 --ragged --d 64 --page 256 --splits 1"
+  "stage_D --backend sm90 --b 2 --hq 8 --hkv 8 --sq 1 --seqlens 65,257 --d 256 --page 64"
 )
 mkdir -p build/reports
 rc=0

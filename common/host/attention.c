@@ -75,9 +75,9 @@ void attn_problem_free(attn_problem *ap)
 int attn_run_gpu(const stage_def *st, const fmha_opts *o, attn_problem *ap, stage_result *r)
 {
     fmha_params dp = ap->p; /* its pointers become device pointers */
-    stage_buf bufs[] = {{ap->q, ap->nq * 2, 0, (void **)&dp.q, 0, 0, 0},    {ap->k, ap->nkv * 2, 0, (void **)&dp.k, 0, 0, 0},
-                        {ap->v, ap->nkv * 2, 0, (void **)&dp.v, 0, 0, 0},   {ap->o, ap->nq * 2, 1, (void **)&dp.o, 0, 0, 0},
-                        {ap->lse, ap->nlse * 4, 1, (void **)&dp.lse, 0, 0, 0}};
+    stage_buf bufs[] = {{ap->q, ap->nq * 2, 0, (void **)&dp.q, 0, 0, 0, 0, 0}, {ap->k, ap->nkv * 2, 0, (void **)&dp.k, 0, 0, 0, 0, 0},
+                        {ap->v, ap->nkv * 2, 0, (void **)&dp.v, 0, 0, 0, 0, 0}, {ap->o, ap->nq * 2, 1, (void **)&dp.o, 0, 0, 0, 0, 0},
+                        {ap->lse, ap->nlse * 4, 1, (void **)&dp.lse, 0, 0, 0, 0, 0}};
     if (ap->on_device) {
         const buf_source src[5] = {BUF_DEVICE_BF16, BUF_DEVICE_BF16, BUF_DEVICE_BF16, BUF_DEVICE_POISON16, BUF_DEVICE_POISON32};
         for (int i = 0; i < 5; i++) {

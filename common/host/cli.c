@@ -8,7 +8,7 @@
 
 #define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
 
-typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT } kind_t;
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_SPLITS } kind_t;
 
 typedef struct {
     const char *name;
@@ -29,6 +29,9 @@ static const flag_t flags[] = {
     {"--d", K_INT, OFF(d), 0, 1, "head dimension"},
     {"--causal", K_BOOL, OFF(causal), OPT_CAUSAL, 0, "causal mask, bottom-right aligned (0/1)"},
     {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens (0 = contiguous)"},
+    {"--seqlens", K_STR, OFF(seqlens), OPT_DECODE, 0, "KV length of each sequence, comma-separated (--b of them)"},
+    {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
+    {"--splits", K_SPLITS, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
@@ -97,6 +100,9 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
             return 2;
         }
         return 0;
+    case K_SPLITS:
+        if (!strcmp(v, "auto")) { *(int *)base = 0; return 0; }
+        return parse_int(f->name, v, 1, (int *)base, err, len);
     case K_U64: {
         char *end;
         errno = 0;
@@ -110,11 +116,12 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
     }
     case K_STR:
         if (strlen(v) >= sizeof o->csv) {
-            snprintf(err, len, "%s: path longer than %zu characters", f->name, sizeof o->csv - 1);
+            snprintf(err, len, "%s: longer than %zu characters", f->name, sizeof o->csv - 1);
             return 2;
         }
         if (*v == '\0') {
-            snprintf(err, len, "%s: empty %s", f->name, strcmp(f->name, "--fault") == 0 ? "name" : "path");
+            snprintf(err, len, "%s: empty %s", f->name,
+                     strcmp(f->name, "--fault") == 0 ? "name" : strcmp(f->name, "--seqlens") == 0 ? "list" : "path");
             return 2;
         }
         strcpy(base, v);
@@ -216,6 +223,10 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
     if (accepts & OPT_CAUSAL) printf(" causal=%d", d->causal);
     if (accepts & OPT_PAGE) printf(" page=%d", d->page);
     if (accepts & OPT_LAYOUT) printf(" layout=%s", d->layout_bshd ? "bshd" : "bhsd");
+    if (accepts & OPT_DECODE) {
+        printf(" ragged=%d splits=", d->ragged);
+        if (d->splits) printf("%d", d->splits); else printf("auto");
+    }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
     printf("exit codes: 0 verified, 1 wrong result or CUDA error, 2 bad arguments, 77 skipped\n");
@@ -225,8 +236,15 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
 {
     int n = snprintf(buf, len, "b=%d hq=%d", o->b, o->hq);
     if (accepts & OPT_HKV) n += snprintf(buf + n, len - (size_t)n, " hkv=%d", o->hkv);
-    n += snprintf(buf + n, len - (size_t)n, " sq=%d skv=%d d=%d", o->sq, o->skv, o->d);
+    if ((accepts & OPT_DECODE) && o->seqlens[0]) n += snprintf(buf + n, len - (size_t)n, " sq=%d d=%d", o->sq, o->d);
+    else n += snprintf(buf + n, len - (size_t)n, " sq=%d skv=%d d=%d", o->sq, o->skv, o->d);
     if (accepts & OPT_CAUSAL) n += snprintf(buf + n, len - (size_t)n, " causal=%d", o->causal);
     if (accepts & OPT_PAGE) n += snprintf(buf + n, len - (size_t)n, " page=%d", o->page);
-    if (accepts & OPT_LAYOUT) snprintf(buf + n, len - (size_t)n, " layout=%s", o->layout_bshd ? "bshd" : "bhsd");
+    if (accepts & OPT_LAYOUT) n += snprintf(buf + n, len - (size_t)n, " layout=%s", o->layout_bshd ? "bshd" : "bhsd");
+    if (accepts & OPT_DECODE) {
+        if (o->seqlens[0]) n += snprintf(buf + n, len - (size_t)n, " seqlens=%.60s%s", o->seqlens, strlen(o->seqlens) > 60 ? "..." : "");
+        else if (o->ragged) n += snprintf(buf + n, len - (size_t)n, " ragged=1");
+        if (o->splits) snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
+        else snprintf(buf + n, len - (size_t)n, " splits=auto");
+    }
 }

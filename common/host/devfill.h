@@ -19,6 +19,12 @@ int dev_alloc(void **dev, size_t bytes);
 int dev_fill_bf16(void *dev, size_t n, init_t mode, uint64_t seed, int int_lo, int int_hi);
 int dev_fill_u16(void *dev, size_t n, uint16_t value);
 int dev_fill_u32(void *dev, size_t n, uint32_t value);
+/* The FP8 cache's device quantiser (benchmark data): rows x d e4m3 codes and one f32 scale per row
+ * (absmax / 448, saturating), from values with a magnitude that differs per row. d % 4 == 0. */
+int dev_fill_e4m3_rows(void *codes, void *scales, size_t rows, int d, uint64_t seed);
+/* The read-only bandwidth ceiling: one kernel reads all `bytes` (a multiple of 16) of buf once;
+ * sink is a device word it almost never writes. Enqueued on the default stream. */
+int dev_read_all(const void *buf, size_t bytes, void *sink);
 #ifdef __cplusplus
 }
 #endif

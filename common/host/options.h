@@ -14,6 +14,7 @@ enum {
     OPT_CAUSAL = 1u << 1, /* --causal */
     OPT_PAGE   = 1u << 2, /* --page (paged KV) */
     OPT_LAYOUT = 1u << 3, /* --layout bhsd|bshd (tensor layouts by strides) */
+    OPT_DECODE = 1u << 4, /* --seqlens, --ragged, --splits (ragged decode over a paged cache) */
 };
 
 typedef struct {
@@ -21,6 +22,9 @@ typedef struct {
     int causal;                 /* 0/1; bottom-right aligned when sq != skv */
     int page;                   /* paged-KV page size in tokens, 0 = contiguous */
     int layout_bshd;            /* 0: [B, H, S, D] (default); 1: [B, S, H, D] */
+    char seqlens[512];          /* --seqlens 5,17,300: one KV length per sequence ("" = from --skv) */
+    int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
+    int splits;                 /* split-KV CTAs per sequence; 0 = auto (about one wave) */
     backend_t backend;
     init_t init;
     uint64_t seed;

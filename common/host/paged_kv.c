@@ -33,7 +33,7 @@ int paged_kv_validate(const paged_kv *c, char *err, size_t len)
                 return 2;
             }
         }
-        for (int t = 0; t < c->seqlens[b]; t++)
+        for (int t = 0; c->k_scale && t < c->seqlens[b]; t++)
             for (int h = 0; h < c->hkv; h++) {
                 const size_t r = paged_kv_row(c, b, t, h);
                 const float ks = c->k_scale[r], vs = c->v_scale[r];
@@ -53,8 +53,8 @@ size_t paged_kv_row(const paged_kv *c, int b, int t, int h)
     return ((size_t)page * c->page_size + (size_t)(t % c->page_size)) * (size_t)c->hkv + (size_t)h;
 }
 
-int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int32_t *seqlens, int maxlen,
-                   const float *k, const float *v, int spare_pages, rng_t *rng)
+int paged_kv_layout(paged_kv *c, int b, int hkv, int d, int page_size, const int32_t *seqlens, int spare_pages,
+                    rng_t *rng)
 {
     memset(c, 0, sizeof *c);
     c->b = b; c->hkv = hkv; c->d = d; c->page_size = page_size;
@@ -68,16 +68,9 @@ int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int3
         if (p > c->max_pages) c->max_pages = p;
     }
     c->num_pages = need + spare_pages;
-    const size_t rows = (size_t)c->num_pages * page_size * hkv;
     c->block_table = malloc(sizeof(int32_t) * (size_t)b * (c->max_pages ? c->max_pages : 1));
-    c->k = malloc(rows * d); c->v = malloc(rows * d);
-    c->k_scale = malloc(rows * sizeof(float)); c->v_scale = malloc(rows * sizeof(float));
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)(c->num_pages ? c->num_pages : 1));
-    if (!c->block_table || !c->k || !c->v || !c->k_scale || !c->v_scale || !perm) { free(perm); return 1; }
-    /* poison everything, then write the tokens in use */
-    memset(c->k, 0x7F, rows * d);
-    memset(c->v, 0x7F, rows * d);
-    for (size_t r = 0; r < rows; r++) c->k_scale[r] = c->v_scale[r] = NAN;
+    if (!c->block_table || !perm) { free(perm); return 1; }
     for (int p = 0; p < c->num_pages; p++) perm[p] = p;
     for (int p = c->num_pages - 1; p > 0; p--) { /* Fisher-Yates */
         const int q = (int)(rng_next(rng) % (uint64_t)(p + 1));
@@ -89,6 +82,28 @@ int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int3
     for (int i = 0; i < b; i++)
         for (int j = 0; j < c->max_pages; j++)
             c->block_table[(size_t)i * c->max_pages + j] = j < (seqlens[i] + page_size - 1) / page_size ? perm[next++] : -1;
+    free(perm);
+    return 0;
+}
+
+size_t paged_kv_rows(const paged_kv *c) { return (size_t)c->num_pages * c->page_size * c->hkv; }
+
+int paged_kv_alloc(paged_kv *c)
+{
+    const size_t rows = paged_kv_rows(c), d = (size_t)c->d;
+    c->k = malloc(rows * d); c->v = malloc(rows * d);
+    c->k_scale = malloc(rows * sizeof(float)); c->v_scale = malloc(rows * sizeof(float));
+    if (!c->k || !c->v || !c->k_scale || !c->v_scale) return 1;
+    memset(c->k, 0x7F, rows * d); /* poison: NaN codes and NaN scales, so a read of an unused slot shows */
+    memset(c->v, 0x7F, rows * d);
+    for (size_t r = 0; r < rows; r++) c->k_scale[r] = c->v_scale[r] = NAN;
+    return 0;
+}
+
+int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int32_t *seqlens, int maxlen,
+                   const float *k, const float *v, int spare_pages, rng_t *rng)
+{
+    if (paged_kv_layout(c, b, hkv, d, page_size, seqlens, spare_pages, rng) || paged_kv_alloc(c)) return 1;
     for (int i = 0; i < b; i++)
         for (int t = 0; t < seqlens[i]; t++)
             for (int h = 0; h < hkv; h++) {
@@ -96,7 +111,6 @@ int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int3
                 e4m3_quantise_rows(k + src, 1, (size_t)d, 0.0f, 1, c->k + r * d, &c->k_scale[r], NULL);
                 e4m3_quantise_rows(v + src, 1, (size_t)d, 0.0f, 1, c->v + r * d, &c->v_scale[r], NULL);
             }
-    free(perm);
     return 0;
 }
 

@@ -7,7 +7,7 @@
  * paged_kv_validate is the host's gate before any launch (exit 2 naming the rule, footgun FG18):
  * the page size is one of 16/32/64/128/256, every length is >= 1, every sequence fits its row of
  * the table, every table entry a sequence uses is in [0, num_pages), every scale of a token in use
- * is finite and > 0. Entries past a sequence's last page are not read and not checked. */
+ * is finite and > 0 (when the host holds the scales). Entries past a sequence's last page are not read and not checked. */
 #ifndef FMHA_HOST_PAGED_KV_H
 #define FMHA_HOST_PAGED_KV_H
 
@@ -39,6 +39,16 @@ size_t paged_kv_row(const paged_kv *c, int b, int t, int h);
 int paged_kv_build(paged_kv *c, int b, int hkv, int d, int page_size, const int32_t *seqlens, int maxlen,
                    const float *k, const float *v, int spare_pages, rng_t *rng);
 void paged_kv_free(paged_kv *c);
+
+/* The two halves of paged_kv_build. paged_kv_layout: the lengths, num_pages (pages in use +
+ * spare_pages) and the shuffled block table (entries past a sequence's last page are -1); k, v
+ * and the scales stay NULL (a device-filled cache needs no host copy). paged_kv_alloc: the host
+ * arrays, every slot poisoned. Each returns 0, or 1 when out of memory. */
+int paged_kv_layout(paged_kv *c, int b, int hkv, int d, int page_size, const int32_t *seqlens, int spare_pages,
+                    rng_t *rng);
+int paged_kv_alloc(paged_kv *c);
+/* Token-head rows of the whole cache: num_pages * page_size * hkv. */
+size_t paged_kv_rows(const paged_kv *c);
 
 /* The dequantised value of K or V (which = 0 / 1) at (b, t, h, :) into out[d]: what the
  * reference reads. No range check: validate first. */

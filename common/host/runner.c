@@ -112,6 +112,7 @@ static void fault_symptom(int rc, const stage_result *r, char *buf, size_t len)
     if (rc) n += snprintf(buf + n, len - (size_t)n, "the run failed; ");
     if (r->model_msg[0]) n += snprintf(buf + n, len - (size_t)n, "model: %s; ", r->model_msg);
     if (r->checked && !r->passed) {
+        if (r->symptom[0]) n += snprintf(buf + n, len - (size_t)n, "%s; ", r->symptom);
         if (r->unwritten) n += snprintf(buf + n, len - (size_t)n, "%zu output elements never written; ", r->unwritten);
         if (r->rep.nonfinite_mismatch)
             n += snprintf(buf + n, len - (size_t)n, "%zu elements NaN/Inf where the reference is finite; ",

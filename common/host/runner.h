@@ -25,6 +25,7 @@ typedef struct {
     char detail[1024];  /* one line printed before the verdict (verify_summary, notes) */
     size_t unwritten;   /* output elements still poisoned (result_note_unwritten) */
     char model_msg[320]; /* the host model's message when it refused a step (a fault's symptom) */
+    char symptom[200];   /* the stage's own words for a failed check that the figures miss (a fault's symptom) */
 } stage_result;
 
 /* A footgun's broken variant that a stage program runs with --fault NAME. */

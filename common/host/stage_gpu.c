@@ -14,8 +14,9 @@ int stage_inputs_on_device(const fmha_opts *o)
 }
 
 /* Buffer i's device contents: uploaded, or made on the device (inputs from the seed and i). */
-static int make_buffer(stage_buf *b, int i, const fmha_opts *o)
+static int make_buffer(stage_buf *bufs, int i, const fmha_opts *o)
 {
+    stage_buf *b = &bufs[i];
     switch (b->src) {
     case BUF_UPLOAD: return dev_upload(b->dev_slot, b->host, b->bytes);
     case BUF_DEVICE_BF16:
@@ -23,6 +24,12 @@ static int make_buffer(stage_buf *b, int i, const fmha_opts *o)
                dev_fill_bf16(*b->dev_slot, b->bytes / 2, o->init, o->seed * 1000003u + (uint64_t)i, b->int_lo, b->int_hi);
     case BUF_DEVICE_POISON16: return dev_alloc(b->dev_slot, b->bytes) || dev_fill_u16(*b->dev_slot, b->bytes / 2, POISON_BF16);
     case BUF_DEVICE_POISON32: return dev_alloc(b->dev_slot, b->bytes) || dev_fill_u32(*b->dev_slot, b->bytes / 4, POISON_F32);
+    case BUF_DEVICE_ALLOC: return dev_alloc(b->dev_slot, b->bytes);
+    case BUF_DEVICE_E4M3:
+        if (b->scale_buf < 0 || b->scale_buf >= i || bufs[b->scale_buf].src != BUF_DEVICE_ALLOC || b->e4m3_d < 1) return 1;
+        return dev_alloc(b->dev_slot, b->bytes) ||
+               dev_fill_e4m3_rows(*b->dev_slot, *bufs[b->scale_buf].dev_slot, b->bytes / (size_t)b->e4m3_d, b->e4m3_d,
+                                  o->seed * 1000003u + (uint64_t)i);
     }
     return 1;
 }
@@ -52,7 +59,7 @@ int stage_gpu_run(const stage_def *st, void *params, fmha_watchdog **wd_slot, st
     int rc = 1, trapped = 0;
     for (int i = 0; i < nbufs; i++) *bufs[i].dev_slot = NULL;
     for (int i = 0; i < nbufs; i++)
-        if (make_buffer(&bufs[i], i, o)) goto out;
+        if (make_buffer(bufs, i, o)) goto out;
     if (wd_slot && watchdog_alloc(&wd_host, wd_slot)) goto out;
 
     cudaError_t e = cudaSuccess;

@@ -19,6 +19,9 @@ typedef enum {
     BUF_UPLOAD = 0,   /* the host buffer (inputs as made, outputs poisoned) */
     BUF_DEVICE_BF16,  /* made on the device: bf16 inputs in --init's mode (host/devfill.h) */
     BUF_DEVICE_POISON16, BUF_DEVICE_POISON32, /* an output poisoned on the device (2- / 4-byte) */
+    BUF_DEVICE_ALLOC, /* device scratch (split partials), or scales a BUF_DEVICE_E4M3 buffer fills */
+    BUF_DEVICE_E4M3,  /* e4m3 rows of e4m3_d codes quantised on the device (host/devfill.h), their
+                         scales into buffer scale_buf (an earlier BUF_DEVICE_ALLOC one) */
 } buf_source;
 
 typedef struct {
@@ -28,6 +31,7 @@ typedef struct {
     void **dev_slot;  /* where to write the device pointer (a field of the parameter copy) */
     buf_source src;   /* BUF_UPLOAD unless the run keeps its inputs on the device */
     int int_lo, int_hi; /* BUF_DEVICE_BF16 with --init int: the range */
+    int e4m3_d, scale_buf; /* BUF_DEVICE_E4M3: codes per row, the index of the scales' buffer */
 } stage_buf;
 
 /* A timing run (--no-check, no --dump) on a GPU makes its inputs on the device and downloads

@@ -47,6 +47,22 @@ __device__ __forceinline__ void tmem_mma_f16_ss(uint32_t d_tmem, uint64_t a_desc
                  : "memory");
 }
 
+// PTX 9.7.16.10.9.1 tcgen05.mma, kind::f8f6f4, A and B from SMEM descriptors ("SS"): the same
+// operand form as kind::f16 above (`[d-tmem], a-desc, b-desc, idesc, enable-input-d`, the
+// optional disable-output-lane vector left out); only the K of one MMA changes, 32 elements (32
+// bytes of each 8-bit row) instead of 16, and the idesc's A/B format codes mean E4M3 0, E5M2 1,
+// ... (PTX 9.7.16.4.2, Table 42; model/idesc.h idesc_e4m3_f32). Checked against CUTLASS
+// include/cute/arch/mma_sm100_umma.hpp (SM100_MMA_F8F6F4_SS, which passes an all-zero
+// disable-output-lane vector). accumulate = enable-input-d, as for kind::f16 (footgun FG05).
+__device__ __forceinline__ void tmem_mma_f8f6f4_ss(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                   uint32_t accumulate)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+                 "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n" ::"r"(d_tmem),
+                 "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+                 : "memory");
+}
+
 // PTX 9.7.16.10.9.1 tcgen05.mma, kind::f16, A from TMEM ("TS"): A is always K-major there, packed
 // two 16-bit values per 32-bit column (notes/hardware.md section 4.4).
 __device__ __forceinline__ void tmem_mma_f16_ts(uint32_t d_tmem, uint32_t a_tmem, uint64_t b_desc, uint32_t idesc,

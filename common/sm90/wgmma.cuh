@@ -36,6 +36,17 @@ __device__ __forceinline__ void wgmma_m64nNk16_rs_bf16(float (&d)[N / 2], const 
     else wgmma_m64n256k16_rs_bf16<TB>(d, a, b_desc, scale_d);
 }
 
+// The e4m3 m64nNk32 SS forms by N as a compile-time number (stage D: N = 128 keys for S, N = D for
+// O += P V). Both operands K-major: FP8 wgmma has no transpose (footgun FG20).
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, int scale_d)
+{
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64nNk32_ss_e4m3: N in {64, 128, 256}");
+    if constexpr (N == 64) wgmma_m64n64k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    else wgmma_m64n256k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+}
+
 // acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. 127, 0 .. K)^T, both operands K-major SMEM tiles
 // (ta at SMEM address a, tb at b): K/16 wgmma m64n128k16 SS, the first with scale-d 0 (it
 // overwrites acc), each descriptor advanced by the tile's own K rule (model/canonical.h). This is

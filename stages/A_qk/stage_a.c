@@ -48,9 +48,9 @@ static int run_gpu(const fmha_opts *o, const qk_params *hp, size_t nq, size_t nk
 {
     qk_params dp = *hp; /* its pointers become device pointers */
     const int dev = stage_inputs_on_device(o);
-    stage_buf bufs[] = {{(void *)hp->q, nq * 2, 0, (void **)&dp.q, dev ? BUF_DEVICE_BF16 : BUF_UPLOAD, -2, 2},
-                        {(void *)hp->k, nk * 2, 0, (void **)&dp.k, dev ? BUF_DEVICE_BF16 : BUF_UPLOAD, -2, 2},
-                        {hp->s, ns * 4, 1, (void **)&dp.s, dev ? BUF_DEVICE_POISON32 : BUF_UPLOAD, 0, 0}};
+    stage_buf bufs[] = {{(void *)hp->q, nq * 2, 0, (void **)&dp.q, dev ? BUF_DEVICE_BF16 : BUF_UPLOAD, -2, 2, 0, 0},
+                        {(void *)hp->k, nk * 2, 0, (void **)&dp.k, dev ? BUF_DEVICE_BF16 : BUF_UPLOAD, -2, 2, 0, 0},
+                        {hp->s, ns * 4, 1, (void **)&dp.s, dev ? BUF_DEVICE_POISON32 : BUF_UPLOAD, 0, 0, 0, 0}};
     return stage_gpu_run(&stage_A, &dp, &dp.wd, bufs, 3, o, r);
 }
 

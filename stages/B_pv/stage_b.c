@@ -143,9 +143,9 @@ static int run(const fmha_opts *o, stage_result *r)
     } else {
         pv_params dp = p; /* its pointers become device pointers */
         const buf_source in = dev ? BUF_DEVICE_BF16 : BUF_UPLOAD;
-        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&dp.q, in, -1, 1}, {k, nkv * 2, 0, (void **)&dp.k, in, -1, 1},
-                            {v, nkv * 2, 0, (void **)&dp.v, in, -1, 1},
-                            {out, nq * 4, 1, (void **)&dp.o, dev ? BUF_DEVICE_POISON32 : BUF_UPLOAD, 0, 0}};
+        stage_buf bufs[] = {{q, nq * 2, 0, (void **)&dp.q, in, -1, 1, 0, 0}, {k, nkv * 2, 0, (void **)&dp.k, in, -1, 1, 0, 0},
+                            {v, nkv * 2, 0, (void **)&dp.v, in, -1, 1, 0, 0},
+                            {out, nq * 4, 1, (void **)&dp.o, dev ? BUF_DEVICE_POISON32 : BUF_UPLOAD, 0, 0, 0, 0}};
         rc = stage_gpu_run(&stage_B, &dp, &dp.wd, bufs, 4, o, r);
     }
     r->flops = 4.0 * o->b * o->hq * (double)o->sq * o->skv * o->d; /* two GEMMs */

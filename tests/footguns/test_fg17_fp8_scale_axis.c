@@ -21,6 +21,8 @@
 #include "host/paged_kv.h"
 #include "host/reference.h"
 #include "host/rng.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 enum { D = 128, LEN = 777, PAGE = 64 };
 
@@ -56,7 +58,7 @@ Test(footgun, fg17_scales_on_the_wrong_axis_then_right)
                             "broken (V scale on O's rows)", "broken (K scale dropped)"};
     for (int i = 0; i < 4; i++) {
         double o[D], lse;
-        fp8_attention_row(&c, 0, 0, q, LEN, s.scale, variants[i], 5, o, &lse);
+        fp8_attention_row(&c, 0, 0, q, LEN, s.scale, variants[i], 5, 128, o, &lse);
         double err = 0, refmax = 0;
         int finite = 1;
         for (int e = 0; e < D; e++) {
@@ -76,4 +78,21 @@ Test(footgun, fg17_scales_on_the_wrong_axis_then_right)
         }
     }
     paged_kv_free(&c);
+}
+
+/* Stage level: the same mistake in stage D's kernels, through `stage_D --fault` (broken, then the
+ * same shape fixed), on the host model and on the H200. */
+Test(footgun, fg17_stage_d_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "k-scale-on-rows", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "k-scale-on-rows on emu");
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "v-scale-on-o-rows", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "v-scale-on-o-rows on emu");
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "k-scale-dropped", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "k-scale-dropped on emu");
+}
+
+Test(footgun, fg17_stage_d_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "k-scale-on-rows", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "k-scale-on-rows on the H200");
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "v-scale-on-o-rows", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "v-scale-on-o-rows on the H200");
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "k-scale-dropped", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "k-scale-dropped on the H200");
 }

@@ -22,6 +22,8 @@
 #include "host/paged_kv.h"
 #include "host/reference.h"
 #include "host/rng.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 enum { B = 5, HKV = 2, D = 64, PAGE = 64, MAXLEN = 200 };
 static const int32_t LENS[B] = {1, 63, 64, 65, 200};
@@ -140,4 +142,21 @@ Test(footgun, fg18_tail_page_and_table_range)
     cr_expect_eq(paged_kv_validate(&c, err, sizeof err), 0, "and the untouched cache still passes: %s", err);
     paged_kv_free(&c);
     free(k); free(v);
+}
+
+/* Stage level: the same mistake in stage D's kernels, through `stage_D --fault` (broken, then the
+ * same shape fixed), on the host model and on the H200. */
+Test(footgun, fg18_stage_d_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "read-whole-page", "--b 2 --hq 8 --hkv 1 --sq 1 --seqlens 100,37 --d 64 --page 64 --splits 1", "NaN/Inf where the reference is finite"), 0, "read-whole-page on emu");
+    /* the block-table entry past the cache: the host that skips its check lets the gather meet it
+     * (emu: the model names the page); with the check, the same table is refused before any
+     * launch (the host test above, paged_kv_validate) */
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "table-out-of-range", "--b 2 --hq 8 --hkv 1 --sq 1 --seqlens 100,37 --d 64 --page 16", "outside the cache of"), 0);
+}
+
+Test(footgun, fg18_stage_d_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "read-whole-page", "--b 2 --hq 8 --hkv 1 --sq 1 --seqlens 100,37 --d 64 --page 64 --splits 1", "NaN/Inf where the reference is finite"), 0, "read-whole-page on the H200");
 }

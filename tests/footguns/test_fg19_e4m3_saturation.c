@@ -18,6 +18,8 @@
 #include "host/fp8.h"
 #include "host/reference.h"
 #include "host/rng.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 enum { D = 64, SKV = 256 };
 
@@ -72,4 +74,17 @@ Test(footgun, fg19_no_saturation_then_saturated_then_per_token)
     cr_expect_eq(nan_codes, 0, "a per-token scale never overflows");
     cr_expect_eq(row_nan, 0);
     cr_expect_lt(err, 0.05, "e4m3 K costs a few percent, no more (%.3e)", err);
+}
+
+/* Stage level: the same mistake in stage D's kernels, through `stage_D --fault` (broken, then the
+ * same shape fixed), on the host model and on the H200. */
+Test(footgun, fg19_stage_d_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "no-saturation", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "the cache holds NaN codes"), 0, "no-saturation on emu");
+}
+
+Test(footgun, fg19_stage_d_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "no-saturation", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "the cache holds NaN codes"), 0, "no-saturation on the H200");
 }

@@ -19,6 +19,8 @@
 #include "model/frag_map.h"
 #include "model/mma_emu.h"
 #include "mma_fixture.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 /* D = P V^T over one warpgroup (m64nNk32 per K step); returns the cosine with the plain loop and
  * the number of exact elements; rc is the emulator's verdict of the first step. */
@@ -72,4 +74,17 @@ Test(footgun, fg20_fp8_v_mn_major_then_k_major)
     cr_expect_eq(exact, n, "integer e4m3 operands: exact");
     mma_case_free(&mn);
     mma_case_free(&km);
+}
+
+/* Stage level: the same mistake in stage D's kernels, through `stage_D --fault` (broken, then the
+ * same shape fixed), on the host model and on the H200. */
+Test(footgun, fg20_stage_d_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "v-not-transposed", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "v-not-transposed on emu");
+}
+
+Test(footgun, fg20_stage_d_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "v-not-transposed", "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1", "symptom: cosine"), 0, "v-not-transposed on the H200");
 }

@@ -7,13 +7,15 @@
  *   B  D {64 (the seed's non-square 128 x 64 P V), 128} x Skv up to 4097, exact and random
  *   C  D {64, 128, 256} x T {1 .. 128} x Skv {1 .. 4096} x causal, MHA/MQA/GQA, BHSD/BSHD, long
  *      sequences
+ *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
+ *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables
  *   E  stage C's table, with TMA copies */
 #include <criterion/criterion.h>
 
 #include "stage_run.h"
 #include "test_util.h"
 
-extern const stage_def stage_A, stage_B, stage_C, stage_E;
+extern const stage_def stage_A, stage_B, stage_C, stage_D, stage_E;
 
 static void table(const stage_def *st, const char *backend, int d)
 {
@@ -34,6 +36,11 @@ Test(stage_c_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_
 Test(stage_c_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 128); }
 Test(stage_c_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_C, "sm90", 256); }
 Test(stage_c_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_C, "sm100", 128); }
+
+Test(stage_d_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_D, "sm90", 64); }
+Test(stage_d_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_D, "sm90", 128); }
+Test(stage_d_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_D, "sm90", 256); }
+Test(stage_d_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_D, "sm100", 128); }
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }
 Test(stage_e_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 128); }

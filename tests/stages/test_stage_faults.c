@@ -7,7 +7,7 @@
 
 #include "stage_run.h"
 
-extern const stage_def stage_A, stage_B, stage_C, stage_E;
+extern const stage_def stage_A, stage_B, stage_C, stage_D, stage_E;
 
 static void every_fault(const stage_def *st, int min_faults)
 {
@@ -33,6 +33,7 @@ static void every_fault(const stage_def *st, int min_faults)
 Test(stage_faults, stage_a) { every_fault(&stage_A, 1); }
 Test(stage_faults, stage_b) { every_fault(&stage_B, 8); }
 Test(stage_faults, stage_c) { every_fault(&stage_C, 3); }
+Test(stage_faults, stage_d) { every_fault(&stage_D, 7); }
 Test(stage_faults, stage_e) { every_fault(&stage_E, 10); }
 
 Test(stage_faults, unknown_fault_is_a_bad_argument)

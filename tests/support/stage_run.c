@@ -76,3 +76,17 @@ int program_exit_code(const char *program, const char *args)
     if (st == -1 || !WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
 }
+
+int fault_demo_pair(const char *program, const char *backend, const char *fault, const char *args, const char *symptom)
+{
+    char cmd[1400], log[128];
+    snprintf(log, sizeof log, "build/fault_demo_%s_%s_%s.log", program, backend, fault); /* tests run in parallel */
+    snprintf(cmd, sizeof cmd, "--backend %s --fault %s %s > %s 2>&1; r=$?; tail -n 1 %s >&2; "
+             "[ $r -eq 1 ] && tail -n 1 %s | grep -Eq '%s'", backend, fault, args, log, log, log, symptom);
+    const int broken = program_exit_code(program, cmd);
+    snprintf(cmd, sizeof cmd, "--backend %s %s > %s 2>&1; r=$?; tail -n 2 %s >&2; exit $r", backend, args, log, log);
+    const int fixed = program_exit_code(program, cmd);
+    fprintf(stderr, "%s --fault %s on %s: the broken run %s; the fixed run exits %d\n", program, fault, backend,
+            broken == 0 ? "shows the symptom" : "does NOT show the symptom", fixed);
+    return broken != 0 || fixed != 0;
+}

@@ -33,4 +33,9 @@ int emu_table_failures(const stage_def *st, int min_rows);
  * not run). Output goes to the test's log. */
 int program_exit_code(const char *program, const char *args);
 
+/* A footgun's two runs through its stage program: `--backend B --fault F ARGS` must exit 1 with a
+ * last line matching the extended regex `symptom`, and `--backend B ARGS` must pass (exit 0). Both
+ * last lines (the figures of each) go to the test's log. Returns 0 when both hold, 1 otherwise. */
+int fault_demo_pair(const char *program, const char *backend, const char *fault, const char *args, const char *symptom);
+
 #endif

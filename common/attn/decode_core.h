@@ -1,0 +1,172 @@
+/* The FP8 paged decode core (stage D, and later the pipelined decode): what the kernels, the emu
+ * flow and the host check share about the problem, so the rules are written once.
+ *
+ *   dec_params        the paged e4m3 cache, its scales and block table, the decode queries, the
+ *                     split-KV partials, shape, faults
+ *   packed rows       the Hq / Hkv query heads of one KV head times the Sq new rows are one M
+ *                     dimension: packed row m = i * G + g is query row i of head hk * G + g
+ *   dec_visible_keys  causal among the Sq new rows (bottom-right): row i sees the first
+ *                     L - Sq + 1 + i keys of its sequence (none when that is <= 0)
+ *   dec_split_tiles   which KV tiles of a sequence split s reads (tile-aligned, possibly none)
+ *   dec_token_row     token t's row in the cache, through the block table
+ *   dec_p_scale       the per-row, per-tile scale P is quantised with (notes/fp8-scales.md)
+ *   dec_*_tile        the e4m3 SMEM operand tiles of both MMAs, every backend
+ *   dec_grid          x = split * m_tiles + m_tile, y = KV head, z = sequence
+ *
+ * Layouts: Q and O [B, Sq, Hq, D] bf16 (the new tokens of each sequence, heads innermost), LSE
+ * [B, Hq, Sq] f32 (natural log), K and V [num_pages, page, Hkv, D] e4m3, their scales
+ * [num_pages, page, Hkv] f32, block_table [B, max_pages] int32, seqlens [B] int32 (each
+ * sequence's whole length, the Sq new tokens included). Split partials: O_part [splits, B, Sq,
+ * Hq, D] f32 (already divided by the split's own row sum) and LSE_part [splits, B, Hq, Sq]. */
+#ifndef FMHA_ATTN_DECODE_CORE_H
+#define FMHA_ATTN_DECODE_CORE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "attn/fmha_core.h" /* fmha_exp_base: the fully-masked-row guard (FG14), one rule for both */
+#include "host/watchdog.h"
+#include "model/canonical.h"
+#include "model/grid.h"
+
+#define DEC_BN 128        /* Bc: keys per KV tile */
+#define DEC_BM_SM90 64    /* packed query rows per CTA on sm90: one warpgroup's m64 */
+#define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
+#define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
+#define DEC_E4M3_MAX 448.0f
+/* P's quantisation scale never drops below 2^-20 of the tile's largest V scale (dec_p_scale). */
+#define DEC_P_FLOOR 9.5367431640625e-07f
+
+#define DEC_LOG2E 1.4426950408889634f
+#define DEC_LN2 0.6931471805599453f
+
+typedef struct {
+    const uint16_t *q;               /* [B, Sq, Hq, D] bf16 */
+    const uint8_t *k, *v;            /* [num_pages, page, Hkv, D] e4m3 */
+    const float *k_scale, *v_scale;  /* [num_pages, page, Hkv] f32, one per (token, KV head) */
+    const int32_t *block_table;      /* [B, max_pages]: page j of sequence b */
+    const int32_t *seqlens;          /* [B] */
+    uint16_t *o;                     /* [B, Sq, Hq, D] bf16 */
+    float *lse;                      /* [B, Hq, Sq] f32 */
+    float *o_part, *lse_part;        /* split partials (splits > 1 only; else unused) */
+    int b, hq, hkv, sq, d;
+    int page, num_pages, max_pages;
+    int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
+    int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
+    int bm;                          /* packed rows per CTA: DEC_BM_SM90 or DEC_BM_SM100 */
+    float scale;                     /* softmax scale, usually 1/sqrt(D) */
+    unsigned faults;                 /* DEC_FAULT_* */
+    fmha_watchdog *wd;               /* device pointer of the deadlock report */
+} dec_params;
+
+/* Broken variants the footgun tests run (0 = correct). */
+enum {
+    DEC_FAULT_K_SCALE_ON_ROWS = 1u << 0,   /* FG17: S's row i scaled by key i's scale, not column j by key j's */
+    DEC_FAULT_V_SCALE_ON_O_ROWS = 1u << 1, /* FG17: V's scale left out of P, applied to O's rows instead */
+    DEC_FAULT_K_SCALE_DROPPED = 1u << 2,   /* FG17: K's scale left out */
+    DEC_FAULT_READ_WHOLE_PAGE = 1u << 3,   /* FG18: the gather reads every slot of the last page */
+    DEC_FAULT_TABLE_OUT_OF_RANGE = 1u << 4, /* FG18: a block-table entry past the cache, the host check skipped */
+    DEC_FAULT_NO_SATURATION = 1u << 5,     /* FG19: the cache quantised by a per-tensor scale, unsaturated */
+    DEC_FAULT_V_NOT_TRANSPOSED = 1u << 6,  /* FG20: V copied as stored (MN-major), read as K-major */
+};
+
+/* Query heads per KV head (GQA; Hq for MQA). */
+FMHA_HD int dec_group(const dec_params *p) { return p->hq / p->hkv; }
+/* Packed rows per (sequence, KV head) and the CTAs that cover them. */
+FMHA_HD int dec_rows(const dec_params *p) { return dec_group(p) * p->sq; }
+FMHA_HD int dec_m_tiles(const dec_params *p) { return (dec_rows(p) + p->bm - 1) / p->bm; }
+
+/* Packed row m -> its query row i and query head h (of KV head hk). */
+FMHA_HD void dec_unpack_row(const dec_params *p, int hk, int m, int *i, int *h)
+{
+    *i = m / dec_group(p);
+    *h = hk * dec_group(p) + m % dec_group(p);
+}
+
+/* Keys query row i of a sequence of L tokens sees: the cache holds the Sq new tokens last, and
+ * new token i sees itself and everything before it. 0 when L < Sq - i (a row with no key: O = 0,
+ * LSE = -inf). */
+FMHA_HD int dec_visible_keys(const dec_params *p, int len, int i)
+{
+    const int n = len - p->sq + 1 + i;
+    return n < 0 ? 0 : (n > len ? len : n);
+}
+
+FMHA_HD int dec_kv_tiles(int len) { return (len + DEC_BN - 1) / DEC_BN; }
+
+/* Split s of a sequence of L tokens reads KV tiles [*t0, *t1): the tiles are dealt out in equal
+ * runs, so a short sequence may leave the last splits empty (*t0 >= *t1: LSE_part = -inf, its
+ * O_part never read). */
+FMHA_HD void dec_split_tiles(const dec_params *p, int len, int s, int *t0, int *t1)
+{
+    const int nt = dec_kv_tiles(len), per = (nt + p->splits - 1) / p->splits;
+    *t0 = s * per;
+    *t1 = *t0 + per < nt ? *t0 + per : nt;
+}
+
+/* Token t (of sequence b) head hk's row in the [num_pages, page, Hkv] order: multiply by D for
+ * the byte offset of its codes; index the scales with it directly. */
+FMHA_HD int64_t dec_token_row(const dec_params *p, const int32_t *table_row, int t, int hk)
+{
+    const int64_t page = table_row[t / p->page];
+    return (page * p->page + t % p->page) * p->hkv + hk;
+}
+
+/* Tokens of a tile the gather reads: up to the sequence's last token. The FG18 variant reads to
+ * the end of the last page, into slots no token was written to. */
+FMHA_HD int dec_gather_end(const dec_params *p, int len)
+{
+    if (p->faults & DEC_FAULT_READ_WHOLE_PAGE) return (len + p->page - 1) / p->page * p->page;
+    return len;
+}
+
+/* The scale of P's e4m3 codes for one row of one tile (notes/fp8-scales.md):
+ *   P'_j = P_j sv_j (V's scale folded into P's columns), sp = max(max_j P'_j, floor) / 448,
+ *   p8_j = e4m3(P'_j / sp)
+ * so the row's largest P' lands on 448 and the others keep e4m3's 3 bits of precision. The
+ * floor (2^-20 of the tile's largest V scale, svmax) keeps sp finite and nonzero for a row that
+ * sees no key of the tile (or only keys far below its running max): the running output is
+ * carried in units of sp (O_true = sp O_acc), and dividing by a tiny sp would overflow it. The
+ * floor binds only when every P'_j of the row is under 2^-20 svmax; what it rounds away would
+ * matter only if V's token scales differed by more than 2^20. */
+FMHA_HD float dec_p_scale(float pmax, float svmax)
+{
+    const float floor = svmax * DEC_P_FLOOR;
+    return (pmax > floor ? pmax : floor) / DEC_E4M3_MAX;
+}
+
+/* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128
+ * elements; D = 64 uses half of each row), the same on sm90, sm100 and emu:
+ *   Q  [bm x D]    A of S = Q K^T            K  [Bc x D]  B of S (K as stored: token rows)
+ *   Vt [D x Bc]    B of O = P V: V transposed on its way in, because FP8 wgmma reads K-major
+ *                  operands only (footgun FG20; sm100 could read V MN-major, but one layout
+ *                  serves both)
+ *   P  [bm x Bc]   A of O = P V (e4m3 codes written by the softmax threads)
+ *   Vs [Bc x D]    V as stored, the gather's staging tile before the transpose */
+FMHA_HD smem_tile dec_q_tile(int bm, int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, bm, d); }
+FMHA_HD smem_tile dec_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, DEC_BN, d); }
+FMHA_HD smem_tile dec_vt_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, d, DEC_BN); }
+FMHA_HD smem_tile dec_p_tile(int bm) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, bm, DEC_BN); }
+FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
+/* The FG20 variant's V tile: as stored, MN-major for P V (V[kv][d]: N = d contiguous). */
+FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 1, d, DEC_BN); }
+
+FMHA_HD grid3 dec_grid(const dec_params *p)
+{
+    grid3 g = {(unsigned)(dec_m_tiles(p) * p->splits), (unsigned)p->hkv, (unsigned)p->b};
+    return g;
+}
+
+/* Split-KV's choice: enough CTAs for about one wave of `slots` (resident CTAs the GPU holds at
+ * once), at most one split per KV tile of the longest sequence and DEC_MAX_SPLITS. */
+FMHA_HD int dec_auto_splits(const dec_params *p, int slots)
+{
+    const int base = dec_m_tiles(p) * p->hkv * p->b;
+    int s = (slots + base - 1) / base;
+    const int nt = dec_kv_tiles(p->max_len);
+    if (s > nt) s = nt;
+    if (s > DEC_MAX_SPLITS) s = DEC_MAX_SPLITS;
+    return s < 1 ? 1 : s;
+}
+
+#endif

@@ -1,0 +1,78 @@
+/* Stage D's own part of the FP8 paged decode: its SMEM layout, its mbarriers, its TMEM column map
+ * and the entry points of its backends (decode_sm100.cu, decode_sm90.cu, decode_emu.c) and of the
+ * split-KV merge (merge.cu). The decode core it shares with later stages (params, row packing,
+ * visibility, splits, the P scale, the operand tiles) is common/attn/decode_core.h. */
+#ifndef FMHA_STAGE_D_DECODE_H
+#define FMHA_STAGE_D_DECODE_H
+
+#include <stdint.h>
+
+#include "attn/decode_core.h"
+#include "model/smem_layout.h"
+
+/* The sm100 kernel's mbarriers and their arrival counts (the emu flow models the same ones):
+ *   q_full    128 softmax threads: Q quantised into SMEM, once
+ *   kv_full   32 load-warp threads per KV tile: K_j, V_j^T and the scales in SMEM (the MMA
+ *             thread waits on it, and the softmax warps too: they read the scales)
+ *   kv_empty  1 commit: the P V MMAs that read K_j, V_j^T are done
+ *   s_full    1 commit: S = Q K_j^T is in TMEM
+ *   p_full    128 softmax threads: P's codes in SMEM, O rescaled
+ *   o_done    1 commit: O += P V_j is in TMEM */
+enum { DEC_BAR_Q_FULL, DEC_BAR_KV_FULL, DEC_BAR_KV_EMPTY, DEC_BAR_S_FULL, DEC_BAR_P_FULL, DEC_BAR_O_DONE, DEC_NUM_BARS };
+enum { DEC_SOFTMAX_WARPS = 4, DEC_MMA_WARP = 4, DEC_LOAD_WARP = 5, DEC_SM100_THREADS = 192, DEC_SM90_THREADS = 128 };
+
+FMHA_HD uint32_t dec_bar_count(int bar)
+{
+    switch (bar) {
+    case DEC_BAR_Q_FULL:
+    case DEC_BAR_P_FULL: return 32u * DEC_SOFTMAX_WARPS;
+    case DEC_BAR_KV_FULL: return 32u;
+    default: return 1u; /* kv_empty, s_full, o_done: one tcgen05.commit each */
+    }
+}
+
+/* One CTA's SMEM (offsets from the 1024-aligned base), bm packed rows:
+ *   Q [bm x D], K [Bc x D], Vs [Bc x D] (V as gathered), Vt [D x Bc] (V transposed: B of P V),
+ *   P [bm x Bc] (e4m3 codes), all K-major SW128 e4m3 (decode_core.h); then the scales f32:
+ *   sq [bm] (sm90: Q's row scales), sk [Bc], sv [Bc] (the tile's K and V scales); then the
+ *   mbarriers and the TMEM address slot (sm100). */
+enum { DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_VT, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
+
+FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
+{
+    /* the Vt slot also holds the FG20 variant's MN-major V, which pads D = 64 to a 128-byte row */
+    const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
+    const uint32_t tiles[DEC_SMEM_TILES] = {dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes, dec_vs_tile(d).bytes,
+                                            vt > vmn ? vt : vmn,     dec_p_tile(bm).bytes, 4u * (uint32_t)(bm + 2 * DEC_BN)};
+    return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
+}
+
+/* TMEM columns (sm100), 512 allocated (S 128 + O up to 256, a power of two; P stays in SMEM: the
+ * kind::f8f6f4 MMA reads it from there):
+ *   S  lanes 0-127 x [0, 128)        f32   scores of the current KV tile
+ *   O  lanes 0-127 x [256, 256 + D)  f32   the running output in units of the row's P scale */
+#define DEC_TMEM_COLS 512
+#define DEC_TMEM_S 0
+#define DEC_TMEM_O 256
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* GPU launchers (params: const dec_params *): the decode kernel, then (splits > 1) the merge. 0,
+ * or 1 after printing a CUDA error. */
+int stage_d_sm100_launch(const void *params);
+int stage_d_sm90_launch(const void *params);
+/* The split-KV merge kernel alone (both architectures): O_part, LSE_part -> O, LSE. */
+int stage_d_merge_launch(const dec_params *p);
+/* Resident CTAs per SM of the sm90 decode kernel at head dim d (the occupancy calculator), for
+ * --splits auto. 0 on a CUDA error (printed). */
+int stage_d_sm90_ctas_per_sm(int d);
+#ifdef __cplusplus
+}
+#endif
+
+/* The sm100 data flow on the host model (6 modelled warps), on host pointers, then the merge.
+ * 0, or 1 with the model's message in err. */
+int stage_d_emu_run(const dec_params *p, char *err, int errlen);
+
+#endif

@@ -1,0 +1,443 @@
+// FMHA, one milestone at a time
+//   A  A_qk              S = Q K^T on the tensor cores: SMEM canonical layouts, descriptors, TMEM
+//   B  B_pv              O = P V with identity softmax: P in TMEM, V MN-major, the accumulate flag
+//   C  C_online_softmax  full attention: online softmax, rescale, LSE, masks, multi-head grid
+//   D  D_fp8_paged       FP8 paged KV cache with per-token scales, decode, split-KV
+//   E  E_tma             TMA tensor maps and expect_tx replace thread loads
+//   F  F_pipeline        K/V ring, warp specialisation, MMA/softmax overlap
+//
+// Stage D, Hopper port (sm_90a).
+//
+// Key extensions over stage C:
+//   1. the KV cache is e4m3 in pages: each token's row is found through the block table, gathered
+//      with cp.async (16 bytes a copy), slots past the sequence's end zero-filled, never read
+//   2. both MMAs in FP8: wgmma m64nNk32 e4m3 x e4m3 -> f32; Q quantised per row on the way in,
+//      P per row and tile; FP8 wgmma reads K-major operands only, so V is transposed in SMEM
+//   3. the scales never touch the cache's elements: K's on the columns of S, V's folded into P's
+//      columns, Q's and P's as row factors (notes/fp8-scales.md)
+//   4. decode packing: the Hq/Hkv query heads of a KV head times the Sq new rows form M, so one
+//      CTA reads each K/V tile once for a whole GQA group; causal among the new rows
+//   5. split-KV: a sequence's tiles are dealt to several CTAs, each writing O_part and LSE_part;
+//      merge.cu combines them
+//
+// Math (log2 domain, FlashAttention-2 names; packed row r, key j of tile t):
+//   q8_r = e4m3(q_r / sq_r), sq_r = absmax(q_r) / 448
+//   s_rj = scale log2(e) sq_r sk_j (q8_r . k8_j)                 K's scale on S's columns
+//   m_new = max(m_i, max_j s_rj), alpha = exp2(m_i - m_new), P_rj = exp2(s_rj - m_new)
+//   l_i = alpha l_i + sum_j P_rj
+//   P'_rj = P_rj sv_j, sp = dec_p_scale(max_j P'_rj, max_j sv_j), p8_rj = e4m3(P'_rj / sp)
+//   O_acc = (alpha u / sp) O_acc + p8 V8^T,  u = sp              O = u O_acc throughout
+//   at the end: O = u O_acc / l_i, LSE = m_i ln 2 + ln l_i
+//
+// One CTA of 128 threads (one warpgroup, 64 packed rows, Bc = 128 keys per tile); the gather,
+// the MMAs and the softmax take turns (no overlap: the pipelined decode builds on stage F).
+//
+// Operands and layouts (decode_core.h, decode.h): Q [B, Sq, Hq, D] bf16 -> SMEM Q [64 x D] e4m3
+// K-major SW128; cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major SW128 and
+// Vs [128 x D] (as stored) -> Vt [D x 128] K-major SW128; P [64 x 128] e4m3 K-major SW128 written
+// by the softmax; S in 64 f32 registers per thread (m64n128), O in D/2 (m64nD). A row lives in the
+// 4 threads of a quad (model/frag_map.h).
+//
+// Steps (the same labels in decode_sm100.cu and decode_emu.c):
+//   1   prologue: two threads per packed row quantise Q into SMEM (row absmax over the pair)
+//   2a  per KV tile of this split: cp.async K_j and V_j (as stored) and the tile's scales,
+//       through the block table; zero fill past the sequence; wait; barrier
+//   2a' V_j transposed into Vt (4 tokens x 16 d per block, byte permutes); fence.proxy.async;
+//       barrier
+//   2b  S = Q K_j^T: D/32 wgmma m64n128k32 e4m3; commit; wait
+//   2c  scales and mask; row max over the quad; m_new, alpha, P, l_i
+//   2d  V's scale into P, the row's P scale, P's codes into SMEM; O *= alpha u / sp
+//   2e  fence.proxy.async; barrier; O += P Vt: 4 wgmma m64nDk32 e4m3; commit; wait; barrier
+//   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
+//   4   teardown: nothing to free
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "device/launch.cuh"
+#include "decode.h"
+#include "model/frag_map.h"
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
+#include "device/bf16_pack.cuh"
+#include "device/cp_async.cuh"
+#include "device/e4m3.cuh"
+#include "device/smem.cuh"
+#include "sm90/wgmma.cuh"
+#define DEC_SM90_DEVICE 1
+#else
+#define DEC_SM90_DEVICE 0
+#endif
+
+// Resident CTAs per SM the register budget is sized for: decode is latency-bound, and each
+// resident CTA has its own tile loads in flight. 2 gives 255 registers a thread (S, O and the
+// tile addresses need them: 3, at 170 registers, spills 400-2600 bytes).
+#ifndef DEC_SM90_MIN_CTAS
+#define DEC_SM90_MIN_CTAS 2
+#endif
+
+#if DEC_SM90_DEVICE
+// Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
+// row's absmax, and write e4m3 codes 8 at a time. Rows past the CTA's share are zeros (scale 1).
+template <int D>
+static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int b, int hk, int m0, uint8_t *smem_q,
+                                                       const smem_tile &tq, float *sm_sq)
+{
+    const int r = threadIdx.x / 2, half = threadIdx.x % 2, m = m0 + r;
+    const bool valid = m < dec_rows(&p);
+    int i = 0, h = 0;
+    if (valid) dec_unpack_row(&p, hk, m, &i, &h);
+    const uint4 *src = (const uint4 *)(p.q + (((int64_t)b * p.sq + i) * p.hq + h) * D + half * (D / 2));
+    float amax = 0.0f;
+    if (valid)
+#pragma unroll 4
+        for (int c = 0; c < D / 16; c++) {
+            const uint4 x = src[c];
+            const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                amax = fmaxf(amax, fmaxf(fabsf(__uint_as_float(w[k] << 16)), fabsf(__uint_as_float(w[k] & 0xFFFF0000u))));
+        }
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+    const float sq = amax > 0.0f ? amax / DEC_E4M3_MAX : 1.0f;
+#pragma unroll 4
+    for (int c = 0; c < D / 16; c++) {
+        uint2 codes = {0u, 0u};
+        if (valid) {
+            const uint4 x = src[c];
+            const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+            float f[8];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                f[2 * k] = __uint_as_float(w[k] << 16) / sq;
+                f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u) / sq;
+            }
+            codes.x = pack_e4m3x4(f[0], f[1], f[2], f[3]);
+            codes.y = pack_e4m3x4(f[4], f[5], f[6], f[7]);
+        }
+        *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
+    }
+    if (half == 0) sm_sq[r] = sq;
+}
+
+// Step 2a: the tile's K and V rows and scales by cp.async, through the block table. Thread t looks
+// up token kv0 + t once (its scales are its own copies); warp w then copies its 32 tokens' rows,
+// 16 bytes a copy, D/16 consecutive lanes per row (coalesced), each lane taking the row offset of
+// its token from the lane that looked it up. Tokens at or past `end` (the sequence's last token
+// + 1) are zero-filled without a read (src size 0). V lands in Vs in the K-major layout of K (the
+// transpose reads it from there), or (FG20 variant) in the MN-major layout the broken MMA reads.
+template <int D>
+static __device__ __forceinline__ void gather_tile(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
+                                                   uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
+                                                   const smem_tile &tv_mn, float *sm_sk, float *sm_sv)
+{
+    constexpr int CH = D / 16; // chunks per row
+    const int t = threadIdx.x, lane = t % 32, w = t / 32, tok = kv0 + t;
+    const int64_t my_row = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    cp_async_4(sm_sk + t, p.k_scale + (my_row < 0 ? 0 : my_row), my_row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + t, p.v_scale + (my_row < 0 ? 0 : my_row), my_row < 0 ? 0 : 4);
+    const bool v_as_stored = p.faults & DEC_FAULT_V_NOT_TRANSPOSED;
+#pragma unroll 1
+    for (int k = 0; k < CH; k++) {
+        const int c = lane + 32 * k, nw = c / CH, ch = c % CH, n = 32 * w + nw;
+        const int64_t row = __shfl_sync(0xFFFFFFFFu, my_row, nw);
+        const int64_t src = (row < 0 ? 0 : row) * D + 16 * ch;
+        const int bytes = row < 0 ? 0 : 16;
+        cp_async_16(smem_k + smem_tile_offset(&tk, n, 16 * ch), p.k + src, bytes);
+        cp_async_16(smem_vs + (v_as_stored ? smem_tile_offset(&tv_mn, 16 * ch, n) : smem_tile_offset(&tk, n, 16 * ch)),
+                    p.v + src, bytes);
+    }
+}
+
+// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]. Lane a takes tokens 4a..4a+3, warp w the 16-byte
+// d-chunks w, w+4, ...: four 16-byte reads (one per token), 16 words out (one per d, the four
+// tokens' bytes), four byte permutes per 4 x 4 block. A warp's stores of one d fill a whole
+// 128-byte row: no bank conflicts on the write side.
+template <int D>
+static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
+                                                   const smem_tile &tvt)
+{
+    const int a = threadIdx.x % 32, w = threadIdx.x / 32;
+#pragma unroll
+    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) {
+        uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const uint4 v = *(const uint4 *)(smem_vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+            x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
+        }
+#pragma unroll
+        for (int wd = 0; wd < 4; wd++) {
+            const uint32_t t0 = __byte_perm(x[0][wd], x[1][wd], 0x5140), t1 = __byte_perm(x[0][wd], x[1][wd], 0x7362);
+            const uint32_t t2 = __byte_perm(x[2][wd], x[3][wd], 0x5140), t3 = __byte_perm(x[2][wd], x[3][wd], 0x7362);
+            const uint32_t out[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
+                                     __byte_perm(t1, t3, 0x7632)};
+#pragma unroll
+            for (int k = 0; k < 4; k++) *(uint32_t *)(smem_vt + smem_tile_offset(&tvt, 16 * ch + 4 * wd + k, 4 * a)) = out[k];
+        }
+    }
+}
+
+// Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
+// of the registers skipped at compile time): the scales (K's on S's columns), the mask, the row max
+// over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
+// codes into SMEM; the correction O *= alpha u / sp.
+template <int D, int HALVES>
+static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                    float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                    const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                    const float *sk, const float *sv, uint8_t *smem_p,
+                                                    const smem_tile &tp)
+{
+    const int t = threadIdx.x;
+    // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
+    float mx[2] = {m_i[0], m_i[1]};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        float colscale = sk[c];
+        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[rloc[hi]]; // FG17: key r's scale on row r
+        if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
+        s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
+        mx[hi] = fmaxf(mx[hi], s[i]);
+    }
+    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
+        base[hi] = fmha_exp_base(mx[hi], 0);
+        alpha[hi] = exp2f(m_i[hi] - base[hi]);
+        m_i[hi] = mx[hi];
+        l_i[hi] *= alpha[hi];
+    }
+    float pmax[2] = {0.0f, 0.0f}, svmax[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        s[i] = exp2f(s[i] - base[hi]);
+        l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
+        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
+        const float v_scale = sv[c];
+        if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[i] *= v_scale;
+        pmax[hi] = fmaxf(pmax[hi], s[i]);
+        svmax[hi] = fmaxf(svmax[hi], v_scale);
+    }
+    float sp[2] = {1.0f, 1.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 1));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 2));
+        sp[hi] = dec_p_scale(pmax[hi], svmax[hi]);
+    }
+    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        const float inv = 1.0f / sp[hi];
+        *(uint16_t *)(smem_p + smem_tile_offset(&tp, r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+    }
+    // the correction, in the new unit sp: O *= alpha u / sp
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        alpha[hi] *= u_i[hi] / sp[hi];
+        u_i[hi] = sp[hi];
+    }
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+}
+
+// Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
+template <int D>
+static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, uint8_t *smem_vt, uint32_t bytes)
+{
+    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * DEC_SM90_THREADS)
+        *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
+}
+#endif
+
+template <int D>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel(dec_params p)
+{
+#if DEC_SM90_DEVICE
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    constexpr int BM = DEC_BM_SM90;
+    const smem_layout L = dec_smem_layout_make(BM, D);
+    const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
+    const smem_tile tv_mn = dec_v_mn_tile(D);
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [64 x D] e4m3 K-major SW128: A of S = Q K^T
+    uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S
+    uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
+    uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: B of O = P V
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [64 x 128 kv] e4m3 K-major SW128: A of O = P V
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [64] Q's row scales
+    float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
+    const int t = threadIdx.x;
+    const int mtiles = dec_m_tiles(&p);
+    const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
+    const int len = p.seqlens[b], m0 = mt * BM, M = dec_rows(&p);
+    const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
+    const float scale_log2 = p.scale * DEC_LOG2E;
+    int t0, t1;
+    dec_split_tiles(&p, len, split, &t0, &t1);
+
+    // The two packed rows this thread holds (acc registers with bit 1 of the index = 0 / 1)
+    int rloc[2], nvis[2], qi[2], qh[2];
+    {
+        int r, c;
+        wgmma_acc_map(t, 0, &r, &c);
+        rloc[0] = r;
+        rloc[1] = r + 8;
+        for (int hi = 0; hi < 2; hi++) {
+            const int m = m0 + rloc[hi];
+            qi[hi] = qh[hi] = 0;
+            if (m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
+            nvis[hi] = m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
+        }
+    }
+    if (t0 >= t1) { // an empty split (a short sequence): it saw no key
+        if (t % 4 == 0)
+            for (int hi = 0; hi < 2; hi++)
+                if (m0 + rloc[hi] < M)
+                    p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        return;
+    }
+
+    // Step 1: prologue: Q quantised per row
+    quantise_q_rows<D>(p, b, hk, m0, smem_q, tq, sm_sq);
+    __syncthreads();
+    float rowfac[2];
+    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[rloc[hi]];
+
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f}, u_i[2] = {1.0f, 1.0f};
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
+    const int end = dec_gather_end(&p, len);
+    const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+
+    for (int j = t0; j < t1; j++) {
+        const int kv0 = j * DEC_BN;
+        // Step 2a: K_j, V_j and their scales through the block table
+        gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
+        cp_async_wait_all();
+        __syncthreads();
+        // Step 2a': V_j transposed to K-major (the FG20 variant copies it as stored)
+        if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
+        else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
+        fence_proxy_async();
+        __syncthreads();
+
+        // Step 2b: S = Q K_j^T
+        float s[DEC_BN / 2];
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 2; i++) s[i] = 0.0f;
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < D; k += 32)
+            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k),
+                                     smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+
+        // Steps 2c-2d, in the warps that hold a packed row (warp w holds rows 16w..16w+15, a thread
+        // rows r and r + 8 of them): with GQA 8 x Sq 1 that is warp 0 alone, and only its first 8
+        // rows, so the second half of its registers is skipped too. The other warps leave stale P
+        // rows in SMEM; their O rows are never stored.
+        const int w0 = m0 + 16 * (t / 32);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+
+        // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
+        fence_proxy_async();
+        __syncthreads();
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < DEC_BN; k += 32) {
+            const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, k)
+                                        : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, k);
+            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), vdesc, 1);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();
+    }
+
+    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE
+    float fin[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
+        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[rloc[hi]]; // FG17: a row factor of O
+    }
+    const bool split_out = p.splits > 1;
+#pragma unroll
+    for (int i = 0; i < D / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
+        const int hi = (i >> 1) & 1;
+        if (m0 + rloc[hi] >= M) continue;
+        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
+        if (split_out) {
+            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
+            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
+        } else {
+            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+        }
+    }
+    if (t % 4 == 0) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            if (m0 + rloc[hi] >= M) continue;
+            const float lse = l_i[hi] > 0.0f ? m_i[hi] * DEC_LN2 + logf(l_i[hi]) : -INFINITY;
+            const int64_t li = ((int64_t)b * p.hq + qh[hi]) * p.sq + qi[hi];
+            if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
+            else p.lse[li] = lse;
+        }
+    }
+    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+#else
+    (void)p;
+#endif
+}
+
+extern "C" int stage_d_sm90_launch(const void *params)
+{
+    const dec_params &p = *(const dec_params *)params;
+    const uint32_t smem = dec_smem_layout_make(DEC_BM_SM90, p.d).bytes;
+    const int rc = dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
+        return launch_kernel(decode_kernel<decltype(D)::value>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+    });
+    return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
+}
+
+extern "C" int stage_d_sm90_ctas_per_sm(int d)
+{
+    const uint32_t smem = dec_smem_layout_make(DEC_BM_SM90, d).bytes;
+    return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
+        auto *k = decode_kernel<decltype(D)::value>;
+        int n = 0;
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, DEC_SM90_THREADS, smem) != cudaSuccess) {
+            fprintf(stderr, "stage D: the occupancy query failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+            return 0;
+        }
+        return n;
+    });
+}

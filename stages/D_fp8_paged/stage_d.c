@@ -1,0 +1,162 @@
+/* Stage D glue: the stage's rules, its backends, its shape table and its footgun variants. The
+ * decode host side (lengths, the paged cache, the FA3-rule check against fp64 over the
+ * dequantised cache, the GPU run, the dump) is common/host/decode.c; the kernels are
+ * decode_sm100.cu / decode_sm90.cu and the merge merge.cu, the host-model flow decode_emu.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "host/backend.h"
+#include "host/decode.h"
+#include "host/runner.h"
+#include "host/shape_table.h"
+#include "decode.h"
+
+/* Packed rows per CTA: sm90's warpgroup m64, or sm100's M = 128 (emu models sm100). */
+static int bm_of(const fmha_opts *o) { return o->backend == BACKEND_SM90 ? DEC_BM_SM90 : DEC_BM_SM100; }
+
+static int validate(const fmha_opts *o, char *err, size_t len)
+{
+    return dec_validate(o, "D", bm_of(o), dec_smem_layout_make(bm_of(o), o->d).bytes, err, len);
+}
+
+/* Resident CTAs the GPU holds at once, for --splits auto: its SMs times the kernel's occupancy
+ * (sm90), one per SM on sm100 (its 512 TMEM columns). emu models a B200's 148 SMs. */
+static int wave_slots(const fmha_opts *o, char *how, size_t len)
+{
+    int sms = 148, per_sm = 1, dev = 0;
+    if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d);
+    if (per_sm < 1) per_sm = 1;
+    snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
+    return sms * per_sm;
+}
+
+extern const stage_def stage_D;
+
+static int run(const fmha_opts *o, stage_result *r)
+{
+    char how[80];
+    const int slots = o->splits ? 0 : wave_slots(o, how, sizeof how);
+    dec_problem dp;
+    if (dec_problem_make(o, bm_of(o), slots, &dp)) return 1;
+    int rc;
+    if (o->backend == BACKEND_EMU) {
+        char err[320];
+        rc = stage_d_emu_run(&dp.p, err, sizeof err);
+        if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
+        if (rc) fprintf(stderr, "stage D (emu): %s\n", err);
+    } else {
+        rc = dec_run_gpu(&stage_D, o, &dp, r);
+    }
+    dec_counts(o, &dp, r);
+    if (dec_dump(o, "D", &dp)) rc = 1;
+    if (rc == 0 && o->check) dec_check(o, &dp, r);
+    const size_t n = strlen(r->detail);
+    const dec_params *p = &dp.p;
+    if (dp.splits_auto)
+        snprintf(r->detail + n, sizeof r->detail - n, "%ssplits %d (auto: %d CTAs unsplit, %d resident: %s)", n ? "; " : "",
+                 p->splits, dec_m_tiles(p) * p->hkv * p->b, slots, how);
+    else
+        snprintf(r->detail + n, sizeof r->detail - n, "%ssplits %d", n ? "; " : "", p->splits);
+    dec_problem_free(&dp);
+    return rc;
+}
+
+/* The shape table. gpu: page sizes 16, 64, 256; ragged lengths (1 and --skv included, around
+ * page and tile multiples); Sq 1 and 4; GQA 8 and MQA 128; D 64, 128, 256; split-KV off and on. */
+static const char *const gpu_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --seed 1",
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 4 --seed 1",
+    "--b 6 --hq 64 --hkv 8 --sq 4 --skv 2100 --ragged --d 128 --page 16 --seed 2",
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --seed 3",
+    "--b 3 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 128 --page 32 --splits 1 --seed 4",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,257 --d 64 --page 64 --seed 5",
+    "--b 5 --hq 64 --hkv 8 --sq 4 --seqlens 3,63,64,65,1023 --d 64 --page 16 --splits 3 --seed 6",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 128 --seed 7",
+    "--b 4 --hq 128 --hkv 1 --sq 8 --skv 1500 --ragged --d 64 --page 256 --splits 5 --seed 8",
+    "--b 2 --hq 32 --hkv 4 --sq 3 --skv 4097 --d 128 --page 128 --seed 9",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --seed 10",
+    "--b 8 --hq 16 --hkv 16 --sq 1 --skv 900 --ragged --d 256 --page 32 --splits 2 --seed 11",
+};
+static const char *const gpu_quick_rows[] = {
+    "--b 3 --hq 64 --hkv 8 --sq 4 --skv 700 --ragged --d 128 --page 16 --splits 3 --seed 2",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 600 --ragged --d 64 --page 256 --seed 3",
+    "--b 2 --hq 16 --hkv 2 --sq 2 --seqlens 255,300 --d 256 --page 64 --splits 1 --seed 7",
+};
+static const char *const emu_rows[] = {
+    "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 1 --seed 1",
+    "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 2 --seed 1",
+    "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 129,64 --d 128 --page 64 --seed 2",
+    "--b 2 --hq 4 --hkv 4 --sq 3 --seqlens 2,200 --d 256 --page 32 --splits 3 --seed 3",
+    "--b 1 --hq 32 --hkv 1 --sq 4 --skv 140 --d 64 --page 256 --seed 4",
+};
+/* bench: the decode shapes the targets name, then Skv sweeps for the GB/s plot. */
+static const char *const bench_rows[] = {
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
+};
+
+static int shapes(shape_suite suite, int i, char *args, size_t len)
+{
+#define ROWS(a) shape_list_row(a, (int)(sizeof a / sizeof a[0]), i, args, len)
+    switch (suite) {
+    case SUITE_GPU: return ROWS(gpu_rows);
+    case SUITE_GPU_QUICK: return ROWS(gpu_quick_rows);
+    case SUITE_EMU: return ROWS(emu_rows);
+    case SUITE_BENCH: return ROWS(bench_rows);
+    case SUITE_BENCH_QUICK: return i < 3 ? ROWS(bench_rows) : 0;
+    default: return 0;
+    }
+#undef ROWS
+}
+
+#define ALL_BACKENDS (BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_SM100))
+static const stage_fault faults[] = {
+    {"k-scale-on-rows", "FG17", DEC_FAULT_K_SCALE_ON_ROWS, ALL_BACKENDS,
+     "K's per-token scale applied to S's rows (row r scaled by key r's scale) instead of its columns",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"v-scale-on-o-rows", "FG17", DEC_FAULT_V_SCALE_ON_O_ROWS, ALL_BACKENDS,
+     "V's per-token scale left out of P and applied to O's rows instead",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"k-scale-dropped", "FG17", DEC_FAULT_K_SCALE_DROPPED, ALL_BACKENDS, "K's per-token scale left out of S",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"read-whole-page", "FG18", DEC_FAULT_READ_WHOLE_PAGE, ALL_BACKENDS,
+     "the gather reads the last page to its end, past the sequence's last token (poisoned slots)",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --seqlens 100,37 --d 64 --page 64 --splits 1"},
+    {"table-out-of-range", "FG18", DEC_FAULT_TABLE_OUT_OF_RANGE, BACKEND_BIT(BACKEND_EMU),
+     "a block-table entry past the end of the cache, the host's check skipped: the gather reads outside it",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --seqlens 100,37 --d 64 --page 16"},
+    {"no-saturation", "FG19", DEC_FAULT_NO_SATURATION, ALL_BACKENDS,
+     "the cache quantised with one per-tensor scale and no saturation: values past 448 become NaN",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"v-not-transposed", "FG20", DEC_FAULT_V_NOT_TRANSPOSED, ALL_BACKENDS,
+     "V left MN-major (as stored) for the FP8 P V, which reads K-major operands only",
+     "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+};
+
+const stage_def stage_D = {
+    .letter = "D",
+    .name = "D_fp8_paged",
+    .title = "FP8 (e4m3) paged-KV decode with per-token scales, GQA/MQA row packing, split-KV + LSE merge",
+    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE,
+    .backends = ALL_BACKENDS,
+    .defaults = {.b = 4, .hq = 16, .hkv = 2, .sq = 1, .skv = 1000, .d = 128, .page = 64, .ragged = 0, .splits = 0,
+                 .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
+    .validate = validate,
+    .run = run,
+    .launch_sm100 = stage_d_sm100_launch,
+    .launch_sm90 = stage_d_sm90_launch,
+    .shapes = shapes,
+    .faults = faults,
+    .nfaults = (int)(sizeof faults / sizeof faults[0]),
+};

@@ -1,0 +1,45 @@
+/* Stage D on the host model (runs everywhere, CI included): the sm100 data flow of the FP8 paged
+ * decode (decode_emu.c: the paged gather, e4m3 tcgen05 MMAs on the modelled TMEM, the scales, the
+ * split-KV merge) over the stage's emu table, and the program contract: every rule a bad input
+ * breaks is named before any launch, with exit 2. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "stage_run.h"
+
+extern const stage_def stage_D;
+
+Test(stage_d_emu, shape_table, .timeout = 300)
+{
+    cr_expect_eq(emu_table_failures(&stage_D, 5), 0, "stage D emu suite: see the FAILED lines");
+}
+
+static void refused(const char *args, const char *rule)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s 2>&1 | tail -n 1 | grep -q '%s'", args, rule);
+    cr_expect_eq(program_exit_code("stage_D", cmd), 0, "stage_D %s: the message names '%s'", args, rule);
+    snprintf(cmd, sizeof cmd, "%s > /dev/null 2>&1", args);
+    cr_expect_eq(program_exit_code("stage_D", cmd), 2, "stage_D %s: exit 2", args);
+}
+
+Test(stage_d_emu, program_contract)
+{
+    cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 2 --hq 8 --hkv 2 --skv 200 --d 64 > /dev/null"), 0);
+    cr_expect_eq(program_exit_code("stage_D", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
+    refused("--page 48", "the page size must be 16, 32, 64, 128 or 256");
+    refused("--b 2 --seqlens 5,0", "at least one token");
+    refused("--b 3 --seqlens 5,6", "2 lengths for --b=3");
+    refused("--b 2 --seqlens 5,x", "comma-separated");
+    refused("--skv 0", "at least one token");
+    refused("--hq 6 --hkv 4", "multiple of --hkv");
+    refused("--splits 65", "at most 64");
+    refused("--d 96", "D = 64, 128 and 256");
+    refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
+    /* ragged lengths with Sq rows past the start of a short sequence: rows with no key */
+    cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 3 --hq 4 --hkv 1 --sq 5 --seqlens 2,1,40 --d 64 "
+                                              "--page 16 --splits 2 > /dev/null"), 0);
+    /* --splits auto says what it chose */
+    cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 1 --hq 8 --hkv 1 --skv 600 --d 64 2>&1 | "
+                                              "grep -q 'splits 5 (auto: 1 CTAs unsplit, 148 resident'"), 0);
+}
