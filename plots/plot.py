@@ -15,7 +15,8 @@ no full run. It writes, for the GPU of the newest run:
                               baseline; a stage not in the run is an empty slot labelled "missing"
   plots/tflops_vs_seqlen.png  TFLOP/s against S for every stage and baseline: D = 64, 128, 256
                               (FA3 protocol) and the Llama-3.1 shape, non-causal and causal
-  plots/decode_bandwidth.png  GB/s of stage D's decode rows against the copy ceiling, or "not yet"
+  plots/decode_bandwidth.png  GB/s of stage D's decode rows and the SDPA baselines against the
+                              read-only ceiling, or "not yet"
 and regenerates the table between <!-- perf-table:begin --> and <!-- perf-table:end --> in
 README.md (reference shapes, sorted by stage then shape, never by speed; missing stages shown as
 missing), adding a "## Performance" section with the milestone plot when it is absent. Other GPUs'
@@ -366,36 +367,63 @@ def missing_reason(r):
     return r["status"] or "?"
 
 
+def decode_bf16_bytes(r):
+    """Bytes a bf16 decode with a contiguous cache must read and write at row r's shape (K and V of
+    every token, Q, O): the baselines' GB/s on the same axis as stage D's FP8 bytes."""
+    kv = 2.0 * r["b"] * r["hkv"] * r["skv"] * r["d"] * 2
+    qo = 2.0 * r["b"] * r["hq"] * r["sq"] * r["d"] * 2
+    return kv + qo
+
+
 def fig_decode(run, path):
+    """GB/s against Skv per decode shape family (B, Hq, Hkv, D): stage D over the bytes of its FP8
+    cache, the SDPA baselines (bf16, contiguous cache) over theirs, and the read-only ceiling."""
     plt = plt_module()
     fig, ax = plt.subplots(figsize=(9, 5.5))
     rows = sorted((r for r in stage_rows(run, "D") if r["status"] == "ok" and r["gbps"]),
-                  key=lambda r: (r["b"], r["skv"]))
-    copy = ceiling(run, "d2d_copy", "gbps")
+                  key=lambda r: (r["b"], r["hq"], r["skv"]))
+    ceil = ceiling(run, "hbm_read", "gbps")
+    ceil_name = "read-only ceiling (one streaming read)"
+    if not ceil:
+        ceil, ceil_name = ceiling(run, "d2d_copy", "gbps"), "device-to-device copy ceiling"
     ax.set_xlabel("keys per sequence Skv")
-    ax.set_ylabel("GB/s (bytes that must be read)")
+    ax.set_ylabel("GB/s (bytes that must be read and written)")
+    top = [ceil or 0]
     if not rows:
         st = slot(run, "D", lambda r: True)[0]
         why = "stage D does not exist" if st == "missing" else "stage D has no decode rows that ran in this run"
         ax.text(0.5, 0.45, "not yet: %s" % why, ha="center", va="center", fontsize=15, color="dimgray",
                 transform=ax.transAxes)
         ax.set_xticks([])
-        ax.set_ylim(0, (copy or 5000) * 1.25)
     else:
-        for b in sorted({r["b"] for r in rows}):
-            sub = [r for r in rows if r["b"] == b]
-            ax.plot([r["skv"] for r in sub], [r["gbps"] for r in sub], "o-", color=STAGE_COLOR["D"],
-                    alpha=0.4 + 0.6 * b / max(r["b"] for r in rows),
-                    label="stage D (%s), B=%d Hq=%d Hkv=%d D=%d" % (sub[0]["backend"], b, sub[0]["hq"],
-                                                                   sub[0]["hkv"], sub[0]["d"]))
+        fams = sorted({(r["b"], r["hq"], r["hkv"], r["d"]) for r in rows})
+        markers = "osD^v"
+        for i, fam in enumerate(fams):
+            sub = [r for r in rows if (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
+            mk = markers[i % len(markers)]
+            lbl = "B=%d Hq=%d Hkv=%d D=%d" % fam
+            ax.plot([r["skv"] for r in sub], [r["gbps"] for r in sub], mk + "-", color=STAGE_COLOR["D"],
+                    label="stage D (%s, FP8 paged), %s" % (sub[0]["backend"], lbl))
+            top += [r["gbps"] for r in sub]
+            for name, col in (("sdpa_cudnn", "tab:gray"), ("sdpa_flash", "tab:olive")):
+                pts = []
+                for r in sub:
+                    bl = baseline_at(run, name, lambda x, r=r: (x["b"], x["hq"], x["hkv"], x["sq"], x["skv"], x["d"]) ==
+                                     (r["b"], r["hq"], r["hkv"], r["sq"], r["skv"], r["d"]))
+                    if bl and bl["time_ms_median"]:
+                        pts.append((r["skv"], decode_bf16_bytes(r) / (bl["time_ms_median"] * 1e-3) / 1e9))
+                if pts:
+                    ax.plot([x for x, _ in pts], [y for _, y in pts], mk + "--", color=col, alpha=0.8,
+                            label="%s (bf16, contiguous), %s" % (name, lbl))
+                    top += [y for _, y in pts]
         ax.set_xscale("log", base=2)
-        ax.set_ylim(0, max([copy or 0] + [r["gbps"] for r in rows]) * 1.15)
         ax.grid(alpha=0.3)
-    if copy:
-        ax.axhline(copy, color="tab:red", lw=1.2, label="device-to-device copy ceiling: %.0f GB/s" % copy)
-    if copy or rows:
-        ax.legend(loc="lower right", fontsize=8)
-    ax.set_title("Decode bandwidth (stage D)\n" + run.title(), fontsize=10)
+    ax.set_ylim(0, max(top + [1000]) * 1.15)
+    if ceil:
+        ax.axhline(ceil, color="tab:red", lw=1.2, ls=":", label="%s: %.0f GB/s" % (ceil_name, ceil))
+    if ceil or rows:
+        ax.legend(loc="lower right", fontsize=7)
+    ax.set_title("Decode bandwidth (stage D against bf16 SDPA at the same logical shape)\n" + run.title(), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -439,6 +439,17 @@ SDPA_SHAPES=$( { echo "$ATTN_SHAPES"; echo "$DECODE_SHAPES" | cut -d' ' -f1-7; }
 run_ceilings
 [ -n "$SDPA_SHAPES" ] && run_sdpa "$SDPA_SHAPES"
 
+# Decode stages first: a handful of short rows, so a time budget that runs out cuts the long
+# prefill protocol, not them.
+if uses decode; then
+  while read -r b hq hkv sq skv d c page; do
+    [ -n "$b" ] || continue
+    for X in "${ORDER[@]}"; do
+      [ "${FAMILY[$X]}" = decode ] && present "$X" && run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page"
+    done
+  done <<<"$DECODE_SHAPES"
+fi
+
 # Each stage row after its baseline (a cuBLAS baseline runs once per shape, before the first
 # stage that needs it).
 declare -A CUBLAS_DONE
@@ -450,15 +461,6 @@ while read -r X shp; do
   fi
   run_stage "$X" "$fam" "${BASE_OF[$X]}" "$shp"
 done <<<"$WORK"
-# Decode stages.
-if uses decode; then
-  while read -r b hq hkv sq skv d c page; do
-    [ -n "$b" ] || continue
-    for X in "${ORDER[@]}"; do
-      [ "${FAMILY[$X]}" = decode ] && present "$X" && run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page"
-    done
-  done <<<"$DECODE_SHAPES"
-fi
 # Missing and unknown stages: one row each, never dropped.
 for X in "${ORDER[@]}"; do
   if ! present "$X"; then
