@@ -472,9 +472,12 @@ def stage_line(r, x, fam):
     base = ""
     if r["baseline_name"]:
         base = r["baseline_name"] + (" %.1f" % r["baseline_tflops"] if r["baseline_tflops"] else "")
+    note = r["note"] if r["status"] != "ok" else (r["note"] or "")
+    if fam == "decode" and r["status"] == "ok" and r["gbps"]:
+        note = ("%.0f GB/s (FP8 paged bytes)" % r["gbps"]) + ("; " + note if note else "")
     return [x, kind_of(x), r["backend"] or "", shape_text(r), "yes" if r["causal"] else "no",
             r["status"], fmt(r["time_ms_median"], "%.3f"), fmt(r["time_ms_min"], "%.3f"), fmt(r["tflops"], "%.1f"),
-            base, fmt(r["ratio"], "%.2f"), r["note"] if r["status"] != "ok" else (r["note"] or "")]
+            base, fmt(r["ratio"], "%.2f"), note]
 
 
 def md_escape(s):
@@ -496,8 +499,10 @@ def table_markdown(run, csv_rel):
     g = ceiling(run, "cublas_gemm", "tflops")
     c = ceiling(run, "d2d_copy", "gbps")
     lines.append("")
+    rd = ceiling(run, "hbm_read", "gbps")
     lines.append("Ceilings in the same run: bf16 GEMM 8192^3 (cuBLAS) %s TFLOP/s; device-to-device copy %s GB/s "
-                 "(bytes read + written)." % (fmt(g, "%.1f") or "not measured", fmt(c, "%.0f") or "not measured"))
+                 "(bytes read + written); one streaming read %s GB/s." %
+                 (fmt(g, "%.1f") or "not measured", fmt(c, "%.0f") or "not measured", fmt(rd, "%.0f") or "not measured"))
     lines.append(END)
     return "\n".join(lines)
 
