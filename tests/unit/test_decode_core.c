@@ -1,0 +1,87 @@
+/* The FP8 paged decode core (common/attn/decode_core.h): the rules every backend of stage D and
+ * the host check share. Split-KV deals every tile of a sequence to exactly one split, in order;
+ * the bottom-right causal count; the page lookup through the block table; --splits auto's choice;
+ * the P scale's floor (finite and nonzero for a row that sees nothing). */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "attn/decode_core.h"
+
+static dec_params shape(int b, int hq, int hkv, int sq, int bm, int splits, int max_len)
+{
+    dec_params p = {0};
+    p.b = b; p.hq = hq; p.hkv = hkv; p.sq = sq; p.d = 128; p.page = 64;
+    p.bm = bm; p.splits = splits; p.max_len = max_len;
+    return p;
+}
+
+Test(decode_core, splits_cover_every_tile_once_in_order)
+{
+    for (int splits = 1; splits <= DEC_MAX_SPLITS; splits += 3)
+        for (int len = 1; len <= 20 * DEC_BN; len += 97) {
+            const dec_params p = shape(1, 8, 1, 1, 64, splits, len);
+            int next = 0, nonempty = 0;
+            for (int s = 0; s < splits; s++) {
+                int t0, t1;
+                dec_split_tiles(&p, len, s, &t0, &t1);
+                if (t0 >= t1) continue; /* an empty split: nothing after it may be non-empty */
+                cr_assert_eq(t0, next, "len %d splits %d: split %d starts at tile %d, not %d", len, splits, s, t0, next);
+                next = t1;
+                nonempty++;
+            }
+            cr_assert_eq(next, dec_kv_tiles(len), "len %d splits %d: %d of %d tiles dealt", len, splits, next,
+                         dec_kv_tiles(len));
+            cr_assert_leq(nonempty, splits);
+        }
+}
+
+Test(decode_core, causal_among_the_new_rows_is_bottom_right)
+{
+    const dec_params p = shape(1, 8, 1, 4, 64, 1, 100);
+    cr_expect_eq(dec_visible_keys(&p, 100, 3), 100, "the last new row sees every key");
+    cr_expect_eq(dec_visible_keys(&p, 100, 0), 97, "the first new row sees all but the 3 after it");
+    cr_expect_eq(dec_visible_keys(&p, 2, 0), 0, "a sequence shorter than Sq: its first rows see nothing");
+    cr_expect_eq(dec_visible_keys(&p, 2, 2), 1);
+    cr_expect_eq(dec_visible_keys(&p, 2, 3), 2);
+}
+
+Test(decode_core, packed_rows_and_the_page_lookup)
+{
+    dec_params p = shape(1, 16, 2, 3, 64, 1, 300);
+    cr_expect_eq(dec_group(&p), 8);
+    cr_expect_eq(dec_rows(&p), 24);
+    int i, h;
+    dec_unpack_row(&p, 1, 13, &i, &h); /* packed row 13 = query row 1, head 8 + 5 */
+    cr_expect_eq(i, 1);
+    cr_expect_eq(h, 13);
+    p.hkv = 2;
+    const int32_t table[3] = {7, 2, 5};
+    /* token 130 of a 64-token page table: page table[2] = 5, slot 2; row (5 * 64 + 2) * Hkv + hk */
+    cr_expect_eq(dec_token_row(&p, table, 130, 1), (int64_t)(5 * 64 + 2) * 2 + 1);
+    cr_expect_eq(dec_token_row(&p, table, 0, 0), (int64_t)7 * 64 * 2);
+    p.faults = DEC_FAULT_READ_WHOLE_PAGE;
+    cr_expect_eq(dec_gather_end(&p, 130), 192, "the FG18 variant reads to the end of the last page");
+    p.faults = 0;
+    cr_expect_eq(dec_gather_end(&p, 130), 130);
+}
+
+Test(decode_core, auto_splits_fill_about_one_wave)
+{
+    dec_params p = shape(64, 64, 8, 1, 64, 1, 8192);
+    cr_expect_eq(dec_auto_splits(&p, 264), 1, "512 CTAs unsplit already fill 264 slots");
+    p = shape(32, 128, 1, 1, 64, 1, 16384); /* 2 m-tiles x 1 KV head x 32 = 64 CTAs */
+    cr_expect_eq(dec_auto_splits(&p, 264), 5, "ceil(264 / 64)");
+    p = shape(1, 8, 1, 1, 64, 1, 300);
+    cr_expect_eq(dec_auto_splits(&p, 264), 3, "never more splits than tiles (300 keys: 3)");
+    p = shape(1, 8, 1, 1, 64, 1, 1 << 20);
+    cr_expect_eq(dec_auto_splits(&p, 100000), DEC_MAX_SPLITS);
+}
+
+Test(decode_core, p_scale_is_finite_and_never_zero)
+{
+    cr_expect_float_eq(dec_p_scale(448.0f, 1.0f), 1.0f, 1e-7f, "the row's largest P' lands on 448");
+    const float s0 = dec_p_scale(0.0f, 0.5f); /* a row that saw no key of the tile */
+    cr_expect(s0 > 0.0f && isfinite(s0), "sp = %g", s0);
+    cr_expect_float_eq(s0, 0.5f * DEC_P_FLOOR / 448.0f, 1e-12f);
+    cr_expect_float_eq(dec_p_scale(1e-12f, 1.0f), DEC_P_FLOOR / 448.0f, 1e-12f, "the floor binds below 2^-20 svmax");
+}
