@@ -6,6 +6,7 @@
  *   explain wgmma-frag   wgmma accumulator / A-fragment registers  (model/frag_map.h)
  *   explain tmap         cuTensorMapEncodeTiled parameter rules    (model/tmap_check.h)
  *   explain layout       CuTe shape:stride layouts                 (model/layout.h)
+ *   explain decode       stage D's layout of a decode step         (attn/decode_core.h)
  * The tool never encodes anything itself: when the model is right, so is the tool, and a kernel
  * built from the same model agrees with what it prints. Each subcommand lives in
  * tools/explain/cmd_*.h (header-only, because every .c file directly in tools/ is built as its own binary).
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "explain/args.h"
+#include "explain/cmd_decode.h"
 #include "explain/cmd_idesc.h"
 #include "explain/cmd_layout.h"
 #include "explain/cmd_smem.h"
@@ -31,6 +33,7 @@ static const char USAGE[] =
     "  wgmma-frag  wgmma: which (row, col) each thread's accumulator / A register holds\n"
     "  tmap        cuTensorMapEncodeTiled parameters: accepted, or the rule broken\n"
     "  layout      CuTe layout \"shape:stride\": size, modes, offsets\n"
+    "  decode      stage D's layout of a decode step: packed rows, keys seen, CTAs, splits, SMEM, bytes\n"
     "exit: 0 explained / valid, 2 bad input or a rejected value (stderr names the flag or rule)\n";
 
 typedef struct {
@@ -40,7 +43,7 @@ typedef struct {
 
 static const command COMMANDS[] = {
     {"idesc", cmd_idesc}, {"smem-desc", cmd_smem}, {"tmem", cmd_tmem},
-    {"wgmma-frag", cmd_wgmma}, {"tmap", cmd_tmap}, {"layout", cmd_layout},
+    {"wgmma-frag", cmd_wgmma}, {"tmap", cmd_tmap}, {"layout", cmd_layout}, {"decode", cmd_decode},
 };
 
 int main(int argc, char **argv)
@@ -63,7 +66,7 @@ int main(int argc, char **argv)
             if (fflush(stdout) != 0 && rc == 0) return 1;
             return rc;
         }
-    fprintf(stderr, "explain: unknown command '%s' (one of idesc, smem-desc, tmem, wgmma-frag, tmap, layout; "
+    fprintf(stderr, "explain: unknown command '%s' (one of idesc, smem-desc, tmem, wgmma-frag, tmap, layout, decode; "
             "see explain --help)\n", argv[1]);
     return 2;
 }

@@ -377,3 +377,27 @@ Test(explain, help_exits_0)
     result *r = run("", 0);
     cr_expect_eq(r->rc, 2, "no command is bad input");
 }
+
+Test(explain, decode_layout_of_the_reference_shape)
+{
+    /* GQA B64 Hq64 Hkv8 Skv 8k D128 page 64 on sm90: 8 packed rows in one m64 tile, 512 CTAs fill
+     * the H200's 264 slots without a split, 1.109 GB to move, 15.5 FLOP a byte */
+    result *r = run("decode", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "8 query heads per KV head x 1 new rows = 8 packed rows");
+    EXPECT_HAS(r, "1 m-tile(s), 56 padded row(s)");
+    EXPECT_HAS(r, "512 CTAs of 128 threads");
+    EXPECT_HAS(r, "splits:  1 (auto");
+    EXPECT_HAS(r, "1.109e+09 bytes");
+    EXPECT_HAS(r, "15.5 per byte");
+    /* MQA with 4 new rows on sm100: 4 m-tiles of 128, causal counts, a split, then the merge */
+    r = run("decode --b 32 --hq 128 --hkv 1 --skv 16384 --sq 4 --backend sm100", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "4 m-tile(s)");
+    EXPECT_HAS(r, "16381 16382 16383 16384");
+    EXPECT_HAS(r, "splits:  2 (auto");
+    EXPECT_HAS(r, "then the merge kernel");
+    r = run("decode --hq 6 --hkv 4", 1);
+    cr_expect_eq(r->rc, 2);
+    EXPECT_HAS(r, "multiple of --hkv");
+}
