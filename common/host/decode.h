@@ -37,8 +37,8 @@ int dec_lengths(const fmha_opts *o, int32_t *lens, char *err, size_t len);
 
 /* The rules stage D checks before any launch: D in {64, 128, 256}, the lengths (dec_lengths), the
  * page size, the block table (paged_kv_validate on the table the run will build; the FG18 variant
- * skips this check and corrupts one entry, so the gather meets it), --splits <= DEC_MAX_SPLITS, the grid, the SMEM, and the
- * emu budget. 0, or 2 with the rule named. */
+ * corrupts one entry after this check, so the gather meets it), --splits <= DEC_MAX_SPLITS, the
+ * grid, the SMEM, and the emu budget. 0, or 2 with the rule named. */
 int dec_validate(const fmha_opts *o, const char *stage, int bm, uint32_t smem_bytes, char *err, size_t len);
 
 /* The split count a run uses: --splits N, or for auto dec_auto_splits over `slots` resident CTAs. */

@@ -38,7 +38,7 @@ extern const stage_def stage_D;
 
 static int run(const fmha_opts *o, stage_result *r)
 {
-    char how[80];
+    char how[80] = "";
     const int slots = o->splits ? 0 : wave_slots(o, how, sizeof how);
     dec_problem dp;
     if (dec_problem_make(o, bm_of(o), slots, &dp)) return 1;
