@@ -30,7 +30,7 @@
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
-#define DEC_BM_SM90 64    /* packed query rows per CTA on sm90: one warpgroup's m64 */
+#define DEC_BM_SM90 32    /* the most packed query rows per CTA on sm90 (its MMAs' N: 8, 16 or 32) */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_E4M3_MAX 448.0f
@@ -53,7 +53,7 @@ typedef struct {
     int page, num_pages, max_pages;
     int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
-    int bm;                          /* packed rows per CTA: DEC_BM_SM90 or DEC_BM_SM100 */
+    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
