@@ -85,9 +85,11 @@ template <int D, int NR>
 static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int b, int hk, int m0, uint8_t *smem_q,
                                                        const smem_tile &tq, float *sm_sq)
 {
+    // Threads past the tile's NR rows stay in the function: the shuffle below names the whole warp
+    // (a lane that returned early would leave it waiting forever)
     const int r = threadIdx.x / 2, half = threadIdx.x % 2, m = m0 + r;
-    if (r >= NR) return; // the Q tile holds NR rows
-    const bool valid = m < dec_rows(&p);
+    const bool in_tile = r < NR;
+    const bool valid = in_tile && m < dec_rows(&p);
     int i = 0, h = 0;
     if (valid) dec_unpack_row(&p, hk, m, &i, &h);
     const uint4 *src = (const uint4 *)(p.q + (((int64_t)b * p.sq + i) * p.hq + h) * D + half * (D / 2));
@@ -118,9 +120,9 @@ static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int 
             codes.x = pack_e4m3x4(f[0], f[1], f[2], f[3]);
             codes.y = pack_e4m3x4(f[4], f[5], f[6], f[7]);
         }
-        *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
+        if (in_tile) *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
     }
-    if (half == 0) sm_sq[r] = sq;
+    if (in_tile && half == 0) sm_sq[r] = sq;
 }
 
 // Step 2a: the tile's K and V rows and scales by cp.async, through the block table. Thread t looks
