@@ -38,14 +38,16 @@ FMHA_HD uint32_t dec_bar_count(int bar)
  *   row reductions across its 4 warps ([4][bm] twice, [4]); then the mbarriers and the TMEM
  *   address slot (sm100). */
 #define DEC_SCALE_FLOATS(bm) ((bm) + 2 * DEC_BN + 8 * (bm) + 4)
-enum { DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_VT, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
+/* Vt comes first: the FG20 variant reads its MN-major V through K-major descriptors, which run up to
+ * 8 KB past the tile's end; placed first, that over-read lands in Q and K, inside the allocation. */
+enum { DEC_SMEM_VT, DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
 
 FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
 {
     /* the Vt slot also holds the FG20 variant's MN-major V, which pads D = 64 to a 128-byte row */
     const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
-    const uint32_t tiles[DEC_SMEM_TILES] = {dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes, dec_vs_tile(d).bytes,
-                                            vt > vmn ? vt : vmn,     dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
+    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn, dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes,
+                                            dec_vs_tile(d).bytes, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
 
