@@ -30,7 +30,7 @@
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
-#define DEC_BM_SM90 32    /* the most packed query rows per CTA on sm90 (its MMAs' N: 8, 16 or 32) */
+#define DEC_BM_SM90 64    /* the most packed query rows per CTA on sm90: 8, 16, 32 (swapped MMAs) or 64 */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_E4M3_MAX 448.0f

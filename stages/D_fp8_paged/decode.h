@@ -68,7 +68,7 @@ int stage_d_sm100_launch(const void *params);
 int stage_d_sm90_launch(const void *params);
 /* The split-KV merge kernel alone (both architectures): O_part, LSE_part -> O, LSE. */
 int stage_d_merge_launch(const dec_params *p);
-/* The sm90 kernel's packed rows per CTA (its MMAs' N) for a shape: 8, 16 or 32. */
+/* The sm90 kernel's packed rows per CTA for a shape: 8, 16, 32 (the swapped MMAs' N) or 64. */
 int stage_d_sm90_rows(int hq, int hkv, int sq);
 /* Resident CTAs per SM of the sm90 decode kernel at head dim d with `rows` packed rows (the
  * occupancy calculator), for --splits auto. 0 on a CUDA error (printed). */

@@ -78,6 +78,13 @@
 #define DEC_SM90_DEVICE 0
 #endif
 
+// Resident CTAs per SM the register budget is sized for: decode is latency-bound, and each
+// resident CTA has its own tile loads in flight. 2 gives 255 registers a thread (S, O and the
+// tile addresses need them: 3, at 170 registers, spills 400-2600 bytes).
+#ifndef DEC_SM90_MIN_CTAS
+#define DEC_SM90_MIN_CTAS 2
+#endif
+
 #if DEC_SM90_DEVICE
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
 // row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
@@ -183,6 +190,87 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
     }
 }
 
+// Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
+// of the registers skipped at compile time): the scales (K's on S's columns), the mask, the row max
+// over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
+// codes into SMEM; the correction O *= alpha u / sp.
+template <int D, int HALVES>
+static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                    float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                    const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                    const float *sk, const float *sv, uint8_t *smem_p,
+                                                    const smem_tile &tp)
+{
+    const int t = threadIdx.x;
+    // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
+    float mx[2] = {m_i[0], m_i[1]};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        float colscale = sk[c];
+        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[rloc[hi]]; // FG17: key r's scale on row r
+        if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
+        s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
+        mx[hi] = fmaxf(mx[hi], s[i]);
+    }
+    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
+        base[hi] = fmha_exp_base(mx[hi], 0);
+        alpha[hi] = exp2f(m_i[hi] - base[hi]);
+        m_i[hi] = mx[hi];
+        l_i[hi] *= alpha[hi];
+    }
+    float pmax[2] = {0.0f, 0.0f}, svmax[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        s[i] = exp2f(s[i] - base[hi]);
+        l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
+        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
+        const float v_scale = sv[c];
+        if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[i] *= v_scale;
+        pmax[hi] = fmaxf(pmax[hi], s[i]);
+        svmax[hi] = fmaxf(svmax[hi], v_scale);
+    }
+    float sp[2] = {1.0f, 1.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 1));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 2));
+        sp[hi] = dec_p_scale(pmax[hi], svmax[hi]);
+    }
+    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        const float inv = 1.0f / sp[hi];
+        *(uint16_t *)(smem_p + smem_tile_offset(&tp, r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+    }
+    // the correction, in the new unit sp: O *= alpha u / sp
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        alpha[hi] *= u_i[hi] / sp[hi];
+        u_i[hi] = sp[hi];
+    }
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+}
+
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
 template <int D>
 static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, uint8_t *smem_vt, uint32_t bytes)
@@ -215,7 +303,7 @@ static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 *
 static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
 
 template <int D, int NR>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS) decode_kernel(dec_params p)
+static __global__ void __launch_bounds__(DEC_SM90_THREADS) decode_kernel_swapped(dec_params p)
 {
 #if DEC_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
@@ -459,13 +547,164 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS) decode_kernel(dec_par
 #endif
 }
 
-// The packed rows a CTA takes (the MMAs' N): the smallest of 8, 16, 32 that holds the Hq/Hkv x Sq
-// rows of one KV head, else 32 with several m-tiles (at 64 the per-row state of a thread, 16 rows,
-// spills: 1-2 KB at D = 128).
+// Many packed rows (more than 32: MQA, or GQA with a long Sq): the unswapped kernel, S = Q K^T with
+// 64 packed rows as M in one warpgroup, the rows in the quads of a warp (steps as above, with the
+// row reductions inside a quad).
+template <int D>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel_m64(dec_params p)
+{
+#if DEC_SM90_DEVICE
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    constexpr int BM = DEC_BM_SM90;
+    const smem_layout L = dec_smem_layout_make(BM, D);
+    const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
+    const smem_tile tv_mn = dec_v_mn_tile(D);
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [64 x D] e4m3 K-major SW128: A of S = Q K^T
+    uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S
+    uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
+    uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: B of O = P V
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [64 x 128 kv] e4m3 K-major SW128: A of O = P V
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [64] Q's row scales
+    float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
+    const int t = threadIdx.x;
+    const int mtiles = dec_m_tiles(&p);
+    const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
+    const int len = p.seqlens[b], m0 = mt * BM, M = dec_rows(&p);
+    const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
+    const float scale_log2 = p.scale * DEC_LOG2E;
+    int t0, t1;
+    dec_split_tiles(&p, len, split, &t0, &t1);
+
+    // The two packed rows this thread holds (acc registers with bit 1 of the index = 0 / 1)
+    int rloc[2], nvis[2], qi[2], qh[2];
+    {
+        int r, c;
+        wgmma_acc_map(t, 0, &r, &c);
+        rloc[0] = r;
+        rloc[1] = r + 8;
+        for (int hi = 0; hi < 2; hi++) {
+            const int m = m0 + rloc[hi];
+            qi[hi] = qh[hi] = 0;
+            if (m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
+            nvis[hi] = m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
+        }
+    }
+    if (t0 >= t1) { // an empty split (a short sequence): it saw no key
+        if (t % 4 == 0)
+            for (int hi = 0; hi < 2; hi++)
+                if (m0 + rloc[hi] < M)
+                    p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        return;
+    }
+
+    // Step 1: prologue: Q quantised per row
+    quantise_q_rows<D, BM>(p, b, hk, m0, smem_q, tq, sm_sq);
+    __syncthreads();
+    float rowfac[2];
+    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[rloc[hi]];
+
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f}, u_i[2] = {1.0f, 1.0f};
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
+    const int end = dec_gather_end(&p, len);
+    const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+
+    for (int j = t0; j < t1; j++) {
+        const int kv0 = j * DEC_BN;
+        // Step 2a: K_j, V_j and their scales through the block table
+        gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
+        cp_async_wait_all();
+        __syncthreads();
+        // Step 2a': V_j transposed to K-major (the FG20 variant copies it as stored)
+        if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
+        else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
+        fence_proxy_async();
+        __syncthreads();
+
+        // Step 2b: S = Q K_j^T
+        float s[DEC_BN / 2];
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 2; i++) s[i] = 0.0f;
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < D; k += 32)
+            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k),
+                                     smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+
+        // Steps 2c-2d, in the warps that hold a packed row (warp w holds rows 16w..16w+15, a thread
+        // rows r and r + 8 of them): with GQA 8 x Sq 1 that is warp 0 alone, and only its first 8
+        // rows, so the second half of its registers is skipped too. The other warps leave stale P
+        // rows in SMEM; their O rows are never stored.
+        const int w0 = m0 + 16 * (t / 32);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+
+        // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
+        fence_proxy_async();
+        __syncthreads();
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < DEC_BN; k += 32) {
+            const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, k)
+                                        : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, k);
+            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), vdesc, 1);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();
+    }
+
+    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE
+    float fin[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
+        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[rloc[hi]]; // FG17: a row factor of O
+    }
+    const bool split_out = p.splits > 1;
+#pragma unroll
+    for (int i = 0; i < D / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
+        const int hi = (i >> 1) & 1;
+        if (m0 + rloc[hi] >= M) continue;
+        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
+        if (split_out) {
+            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
+            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
+        } else {
+            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+        }
+    }
+    if (t % 4 == 0) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            if (m0 + rloc[hi] >= M) continue;
+            const float lse = l_i[hi] > 0.0f ? m_i[hi] * DEC_LN2 + logf(l_i[hi]) : -INFINITY;
+            const int64_t li = ((int64_t)b * p.hq + qh[hi]) * p.sq + qi[hi];
+            if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
+            else p.lse[li] = lse;
+        }
+    }
+    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+#else
+    (void)p;
+#endif
+}
+
+// The packed rows a CTA takes: the swapped kernel's N, the smallest of 8, 16, 32 that holds the
+// Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
+// N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V).
 extern "C" int stage_d_sm90_rows(int hq, int hkv, int sq)
 {
     const int m = hq / hkv * sq;
-    return m <= 8 ? 8 : m <= 16 ? 16 : 32;
+    return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
 }
 
 template <int NR>
@@ -473,7 +712,10 @@ static int launch_rows(const dec_params &p)
 {
     const uint32_t smem = dec_smem_layout_make(NR, p.d).bytes;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        return launch_kernel(decode_kernel<decltype(D)::value, NR>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+        if constexpr (NR == 64)
+            return launch_kernel(decode_kernel_m64<decltype(D)::value>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+        else
+            return launch_kernel(decode_kernel_swapped<decltype(D)::value, NR>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
     });
 }
 
@@ -485,7 +727,8 @@ extern "C" int stage_d_sm90_launch(const void *params)
     case 8: rc = launch_rows<8>(p); break;
     case 16: rc = launch_rows<16>(p); break;
     case 32: rc = launch_rows<32>(p); break;
-    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32)\n", p.bm); return 1;
+    case 64: rc = launch_rows<64>(p); break;
+    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64)\n", p.bm); return 1;
     }
     return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
 }
@@ -495,7 +738,9 @@ static int occupancy_rows(int d)
 {
     const uint32_t smem = dec_smem_layout_make(NR, d).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        auto *k = decode_kernel<decltype(D)::value, NR>;
+        void (*k)(dec_params);
+        if constexpr (NR == 64) k = decode_kernel_m64<decltype(D)::value>;
+        else k = decode_kernel_swapped<decltype(D)::value, NR>;
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, DEC_SM90_THREADS, smem) != cudaSuccess) {
@@ -511,6 +756,7 @@ extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows)
     switch (rows) {
     case 8: return occupancy_rows<8>(d);
     case 16: return occupancy_rows<16>(d);
-    default: return occupancy_rows<32>(d);
+    case 32: return occupancy_rows<32>(d);
+    default: return occupancy_rows<64>(d);
     }
 }
