@@ -30,7 +30,7 @@
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
-#define DEC_BM_SM90 64    /* packed query rows per CTA on sm90: one warpgroup's m64 */
+#define DEC_BM_SM90 64    /* the most packed query rows per CTA on sm90: 8, 16, 32 (swapped MMAs) or 64 */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_E4M3_MAX 448.0f
@@ -53,7 +53,7 @@ typedef struct {
     int page, num_pages, max_pages;
     int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
-    int bm;                          /* packed rows per CTA: DEC_BM_SM90 or DEC_BM_SM100 */
+    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -74,6 +74,9 @@ enum {
 FMHA_HD int dec_group(const dec_params *p) { return p->hq / p->hkv; }
 /* Packed rows per (sequence, KV head) and the CTAs that cover them. */
 FMHA_HD int dec_rows(const dec_params *p) { return dec_group(p) * p->sq; }
+/* sm90's packed rows per CTA for m packed rows of a KV head: the swapped MMAs' N (8, 16 or 32: S^T =
+ * K Q^T, the keys on the m64 side) up to 32 rows, one warpgroup's m64 past that. */
+FMHA_HD int dec_sm90_bm(int m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : DEC_BM_SM90; }
 FMHA_HD int dec_m_tiles(const dec_params *p) { return (dec_rows(p) + p->bm - 1) / p->bm; }
 
 /* Packed row m -> its query row i and query head h (of KV head hk). */
@@ -157,16 +160,26 @@ FMHA_HD grid3 dec_grid(const dec_params *p)
     return g;
 }
 
-/* Split-KV's choice: enough CTAs for about one wave of `slots` (resident CTAs the GPU holds at
- * once), at most one split per KV tile of the longest sequence and DEC_MAX_SPLITS. */
+/* Split-KV's choice. `slots` resident CTAs run at once, and all CTAs of one launch take about the
+ * same time (every split of the longest sequence reads ceil(tiles / s) tiles), so a launch of n CTAs
+ * lasts ceil(n / slots) waves of that time. A CTA's fixed work (Q, its partial O and LSE, its share
+ * of the merge) costs about one more tile. --splits auto picks the s with the fewest tile-times
+ *     cost(s) = ceil(base * s / slots) * (ceil(tiles / s) + 1),   base = m-tiles x KV heads x B,
+ * the smallest such s on a tie, s at most the tiles and DEC_MAX_SPLITS. Example: 512 CTAs on 396
+ * slots, 64 tiles: s = 1 costs 2 waves x 65 = 130, s = 3 costs 4 x 23 = 92, s = 8 11 x 9 = 99
+ * (notes/stage-d.md has the H200 sweep that this cost follows). */
 FMHA_HD int dec_auto_splits(const dec_params *p, int slots)
 {
-    const int base = dec_m_tiles(p) * p->hkv * p->b;
-    int s = (slots + base - 1) / base;
+    const long long base = (long long)dec_m_tiles(p) * p->hkv * p->b;
     const int nt = dec_kv_tiles(p->max_len);
-    if (s > nt) s = nt;
-    if (s > DEC_MAX_SPLITS) s = DEC_MAX_SPLITS;
-    return s < 1 ? 1 : s;
+    if (slots < 1) slots = 1;
+    int best = 1;
+    long long best_cost = -1;
+    for (int s = 1; s <= nt && s <= DEC_MAX_SPLITS; s++) {
+        const long long waves = (base * s + slots - 1) / slots, cost = waves * ((nt + s - 1) / s + 1);
+        if (best_cost < 0 || cost < best_cost) best = s, best_cost = cost;
+    }
+    return best;
 }
 
 #endif

@@ -36,13 +36,17 @@ __device__ __forceinline__ void wgmma_m64nNk16_rs_bf16(float (&d)[N / 2], const 
     else wgmma_m64n256k16_rs_bf16<TB>(d, a, b_desc, scale_d);
 }
 
-// The e4m3 m64nNk32 SS forms by N as a compile-time number (stage D: N = 128 keys for S, N = D for
-// O += P V). Both operands K-major: FP8 wgmma has no transpose (footgun FG20).
+// The e4m3 m64nNk32 SS forms by N as a compile-time number (stage D: N = the packed query rows of
+// a CTA, 8..64). Both operands K-major: FP8 wgmma has no transpose (footgun FG20).
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, int scale_d)
 {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64nNk32_ss_e4m3: N in {64, 128, 256}");
-    if constexpr (N == 64) wgmma_m64n64k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
+                  "wgmma_m64nNk32_ss_e4m3: N in {8, 16, 32, 64, 128, 256}");
+    if constexpr (N == 8) wgmma_m64n8k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    else if constexpr (N == 16) wgmma_m64n16k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    else if constexpr (N == 32) wgmma_m64n32k32_ss_e4m3(d, a_desc, b_desc, scale_d);
+    else if constexpr (N == 64) wgmma_m64n64k32_ss_e4m3(d, a_desc, b_desc, scale_d);
     else if constexpr (N == 128) wgmma_m64n128k32_ss_e4m3(d, a_desc, b_desc, scale_d);
     else wgmma_m64n256k32_ss_e4m3(d, a_desc, b_desc, scale_d);
 }

@@ -34,16 +34,20 @@ FMHA_HD uint32_t dec_bar_count(int bar)
 /* One CTA's SMEM (offsets from the 1024-aligned base), bm packed rows:
  *   Q [bm x D], K [Bc x D], Vs [Bc x D] (V as gathered), Vt [D x Bc] (V transposed: B of P V),
  *   P [bm x Bc] (e4m3 codes), all K-major SW128 e4m3 (decode_core.h); then the scales f32:
- *   sq [bm] (sm90: Q's row scales), sk [Bc], sv [Bc] (the tile's K and V scales); then the
- *   mbarriers and the TMEM address slot (sm100). */
-enum { DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_VT, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
+ *   sq [bm] (sm90: Q's row scales), sk [Bc], sv [Bc] (the tile's K and V scales), and sm90's
+ *   row reductions across its 4 warps ([4][bm] twice, [4]); then the mbarriers and the TMEM
+ *   address slot (sm100). */
+#define DEC_SCALE_FLOATS(bm) ((bm) + 2 * DEC_BN + 8 * (bm) + 4)
+/* Vt comes first: the FG20 variant reads its MN-major V through K-major descriptors, which run up to
+ * 8 KB past the tile's end; placed first, that over-read lands in Q and K, inside the allocation. */
+enum { DEC_SMEM_VT, DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
 
 FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
 {
     /* the Vt slot also holds the FG20 variant's MN-major V, which pads D = 64 to a 128-byte row */
     const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
-    const uint32_t tiles[DEC_SMEM_TILES] = {dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes, dec_vs_tile(d).bytes,
-                                            vt > vmn ? vt : vmn,     dec_p_tile(bm).bytes, 4u * (uint32_t)(bm + 2 * DEC_BN)};
+    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn, dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes,
+                                            dec_vs_tile(d).bytes, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
 
@@ -64,9 +68,9 @@ int stage_d_sm100_launch(const void *params);
 int stage_d_sm90_launch(const void *params);
 /* The split-KV merge kernel alone (both architectures): O_part, LSE_part -> O, LSE. */
 int stage_d_merge_launch(const dec_params *p);
-/* Resident CTAs per SM of the sm90 decode kernel at head dim d (the occupancy calculator), for
- * --splits auto. 0 on a CUDA error (printed). */
-int stage_d_sm90_ctas_per_sm(int d);
+/* Resident CTAs per SM of the sm90 decode kernel at head dim d with `rows` packed rows (the
+ * occupancy calculator), for --splits auto. 0 on a CUDA error (printed). */
+int stage_d_sm90_ctas_per_sm(int d, int rows);
 #ifdef __cplusplus
 }
 #endif

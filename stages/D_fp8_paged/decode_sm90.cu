@@ -15,9 +15,13 @@
 //      P per row and tile; FP8 wgmma reads K-major operands only, so V is transposed in SMEM
 //   3. the scales never touch the cache's elements: K's on the columns of S, V's folded into P's
 //      columns, Q's and P's as row factors (notes/fp8-scales.md)
-//   4. decode packing: the Hq/Hkv query heads of a KV head times the Sq new rows form M, so one
-//      CTA reads each K/V tile once for a whole GQA group; causal among the new rows
-//   5. split-KV: a sequence's tiles are dealt to several CTAs, each writing O_part and LSE_part;
+//   4. decode packing: the Hq/Hkv query heads of a KV head times the Sq new rows are one dimension
+//      of the MMAs, so one CTA reads each K/V tile once for a whole GQA group; causal among the
+//      new rows
+//   5. the MMAs swapped for few rows: S^T = K Q^T and O^T = V^T P^T put the keys (and D) on the
+//      m64 side and the NR = 8..64 packed rows on N, so every warp holds keys and a thread only
+//      NR / 2 scores per 64 keys; the row max, the P scale and the row sum cross the warps
+//   6. split-KV: a sequence's tiles are dealt to several CTAs, each writing O_part and LSE_part;
 //      merge.cu combines them
 //
 // Math (log2 domain, FlashAttention-2 names; packed row r, key j of tile t):
@@ -29,14 +33,15 @@
 //   O_acc = (alpha u / sp) O_acc + p8 V8^T,  u = sp              O = u O_acc throughout
 //   at the end: O = u O_acc / l_i, LSE = m_i ln 2 + ln l_i
 //
-// One CTA of 128 threads (one warpgroup, 64 packed rows, Bc = 128 keys per tile); the gather,
-// the MMAs and the softmax take turns (no overlap: the pipelined decode builds on stage F).
+// One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile); the gather, the
+// MMAs and the softmax take turns (no overlap: the pipelined decode builds on stage F).
 //
-// Operands and layouts (decode_core.h, decode.h): Q [B, Sq, Hq, D] bf16 -> SMEM Q [64 x D] e4m3
-// K-major SW128; cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major SW128 and
-// Vs [128 x D] (as stored) -> Vt [D x 128] K-major SW128; P [64 x 128] e4m3 K-major SW128 written
-// by the softmax; S in 64 f32 registers per thread (m64n128), O in D/2 (m64nD). A row lives in the
-// 4 threads of a quad (model/frag_map.h).
+// Operands and layouts (decode_core.h, decode.h): Q [B, Sq, Hq, D] bf16 -> SMEM Q [NR x D] e4m3
+// K-major SW128 (B of S^T); cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major
+// SW128 (A of S^T, two m64 halves) and Vs [128 x D] (as stored) -> Vt [D x 128] K-major SW128
+// (A of O^T, D / 64 m64 blocks); P [NR x 128] e4m3 K-major SW128 (B of O^T) written by the
+// softmax; S^T in 2 x NR / 2 f32 registers per thread, O^T in D / 64 x NR / 2. A packed row lives
+// in the 8 lanes of each warp with the same lane % 4, in all 4 warps (model/frag_map.h).
 //
 // Steps (the same labels in decode_sm100.cu and decode_emu.c):
 //   1   prologue: two threads per packed row quantise Q into SMEM (row absmax over the pair)
@@ -44,11 +49,14 @@
 //       through the block table; zero fill past the sequence; wait; barrier
 //   2a' V_j transposed into Vt (4 tokens x 16 d per block, byte permutes); fence.proxy.async;
 //       barrier
-//   2b  S = Q K_j^T: D/32 wgmma m64n128k32 e4m3; commit; wait
-//   2c  scales and mask; row max over the quad; m_new, alpha, P, l_i
-//   2d  V's scale into P, the row's P scale, P's codes into SMEM; O *= alpha u / sp
-//   2e  fence.proxy.async; barrier; O += P Vt: 4 wgmma m64nDk32 e4m3; commit; wait; barrier
-//   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
+//   2b  S^T = K_j Q^T: 2 x D/32 wgmma m64nNRk32 e4m3; commit; wait
+//   2c  scales and mask; the row max over the lanes, then the warps (SMEM, barrier); m_new,
+//       alpha, l_i
+//   2d  P, V's scale into P, the row's P scale (lanes, warps, barrier), P's codes into SMEM;
+//       O *= alpha u / sp
+//   2e  fence.proxy.async; barrier; O^T += V_j^T P^T: D/64 x 4 wgmma m64nNRk32 e4m3; commit;
+//       wait; barrier
+//   3   epilogue: l_i over every thread (SMEM); O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
 #include <cuda_runtime.h>
 #include <math.h>
@@ -76,16 +84,24 @@
 #ifndef DEC_SM90_MIN_CTAS
 #define DEC_SM90_MIN_CTAS 2
 #endif
+// The swapped kernel at 8 packed rows and D <= 128 fits in 128 registers (52 bytes spill at D =
+// 128), so 4 CTAs share an SM (4 x 53.6 KB of SMEM fits too): on the H200 that took GQA B64 Hkv8
+// Skv 8k from 0.427 ms (3 CTAs, 3 splits) to 0.373 ms (4 CTAs, one wave unsplit). Wider tiles keep
+// what ptxas picks (8 rows at D = 256: 244; 16 and 32 rows: 222 to 255, 2 CTAs).
+template <int D, int NR> struct swapped_min_ctas { static constexpr int value = (NR <= 8 && D <= 128) ? 4 : 1; };
 
 #if DEC_SM90_DEVICE
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
-// row's absmax, and write e4m3 codes 8 at a time. Rows past the CTA's share are zeros (scale 1).
-template <int D>
+// row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
+template <int D, int NR>
 static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int b, int hk, int m0, uint8_t *smem_q,
                                                        const smem_tile &tq, float *sm_sq)
 {
+    // Threads past the tile's NR rows stay in the function: the shuffle below names the whole warp
+    // (a lane that returned early would leave it waiting forever)
     const int r = threadIdx.x / 2, half = threadIdx.x % 2, m = m0 + r;
-    const bool valid = m < dec_rows(&p);
+    const bool in_tile = r < NR;
+    const bool valid = in_tile && m < dec_rows(&p);
     int i = 0, h = 0;
     if (valid) dec_unpack_row(&p, hk, m, &i, &h);
     const uint4 *src = (const uint4 *)(p.q + (((int64_t)b * p.sq + i) * p.hq + h) * D + half * (D / 2));
@@ -116,9 +132,9 @@ static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int 
             codes.x = pack_e4m3x4(f[0], f[1], f[2], f[3]);
             codes.y = pack_e4m3x4(f[4], f[5], f[6], f[7]);
         }
-        *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
+        if (in_tile) *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
     }
-    if (half == 0) sm_sq[r] = sq;
+    if (in_tile && half == 0) sm_sq[r] = sq;
 }
 
 // Step 2a: the tile's K and V rows and scales by cp.async, through the block table. Thread t looks
@@ -267,10 +283,280 @@ static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, 
     for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * DEC_SM90_THREADS)
         *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
 }
+
+// Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
+// the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
+// shuffles; the warp totals meet in SMEM (red [4 warps][NR]) after a barrier.
+static __device__ __forceinline__ float warp_max_over_keys(float x)
+{
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 4));
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 8));
+    return fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 16));
+}
+static __device__ __forceinline__ float warp_sum_over_keys(float x)
+{
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 4);
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 8);
+    return x + __shfl_xor_sync(0xFFFFFFFFu, x, 16);
+}
 #endif
 
+// The thread's packed rows: accumulator register i of an m64nNR fragment is column (packed row)
+// 8 (i / 4) + 2 (lane % 4) + (i % 2) (model/frag_map.h); jr = 2 (i / 4) + (i % 2) numbers the NR / 4
+// rows a thread holds, the same in S^T and O^T (both have the packed rows as N).
+static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
+static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
+
+template <int D, int NR>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, NR>::value) decode_kernel_swapped(dec_params p)
+{
+#if DEC_SM90_DEVICE
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    constexpr int RPT = NR / 4; // packed rows a thread holds
+    const smem_layout L = dec_smem_layout_make(NR, D);
+    const smem_tile tq = dec_q_tile(NR, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(NR);
+    const smem_tile tv_mn = dec_v_mn_tile(D);
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [NR x D] e4m3 K-major SW128: B of S^T = K Q^T
+    uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: A of S^T (two m64 halves)
+    uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
+    uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: A of O^T = V^T P^T
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [NR x 128 kv] e4m3 K-major SW128: B of O^T
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [NR] Q's row scales
+    float *sk = sm_sq + NR, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
+    float *red_max = sv + DEC_BN, *red_p = red_max + 4 * NR;  // [4 warps][NR] each: row reductions
+    float *red_sv = red_p + 4 * NR;                           // [4 warps]: the tile's largest V scale
+    const int t = threadIdx.x, lane = t % 32, w = t / 32;
+    const int mtiles = dec_m_tiles(&p);
+    const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
+    const int len = p.seqlens[b], m0 = mt * NR, M = dec_rows(&p);
+    const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
+    const float scale_log2 = p.scale * DEC_LOG2E;
+    int t0, t1;
+    dec_split_tiles(&p, len, split, &t0, &t1);
+
+    int nvis[RPT], qi[RPT], qh[RPT];
+#pragma unroll
+    for (int jr = 0; jr < RPT; jr++) {
+        const int m = m0 + row_of(jr);
+        qi[jr] = qh[jr] = 0;
+        if (m < M) dec_unpack_row(&p, hk, m, &qi[jr], &qh[jr]);
+        nvis[jr] = m < M ? dec_visible_keys(&p, len, qi[jr]) : 0;
+    }
+    const bool row_writer = lane < 4 && w == 0; // one thread per (jr, lane % 4): the rows' owner
+    if (t0 >= t1) { // an empty split (a short sequence): it saw no key
+        if (row_writer)
+#pragma unroll
+            for (int jr = 0; jr < RPT; jr++)
+                if (m0 + row_of(jr) < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[jr]) * p.sq + qi[jr]] = -INFINITY;
+        return;
+    }
+
+    // Step 1: prologue: Q quantised per row
+    quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
+    __syncthreads();
+    float rowfac[RPT], m_i[RPT], l_i[RPT], u_i[RPT];
+#pragma unroll
+    for (int jr = 0; jr < RPT; jr++) {
+        rowfac[jr] = scale_log2 * sm_sq[row_of(jr)];
+        m_i[jr] = -INFINITY;
+        l_i[jr] = 0.0f; // this thread's part of the row sum (summed over threads at the end)
+        u_i[jr] = 1.0f;
+    }
+    float o[D / 64][NR / 2]; // O^T: D rows (64 per MMA) x the NR packed rows
+#pragma unroll
+    for (int dm = 0; dm < D / 64; dm++)
+#pragma unroll
+        for (int i = 0; i < NR / 2; i++) o[dm][i] = 0.0f;
+    const int end = dec_gather_end(&p, len);
+    const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+
+    for (int j = t0; j < t1; j++) {
+        const int kv0 = j * DEC_BN;
+        // Step 2a: K_j, V_j and their scales through the block table
+        gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
+        cp_async_wait_all();
+        __syncthreads();
+        // Step 2a': V_j transposed to K-major (the FG20 variant copies it as stored)
+        if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
+        else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
+        fence_proxy_async();
+        __syncthreads();
+
+        // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
+        float s[2][NR / 2];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < NR / 2; i++) s[h][i] = 0.0f;
+        wgmma_fence();
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int k = 0; k < D; k += 32)
+                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90(&tk, smem_u32(smem_k), 64 * h, k),
+                                           smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+
+        // Step 2c: the scales (K's on S's columns: here S^T's rows, the keys), the mask, the row max
+        float mx[RPT];
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) mx[jr] = -INFINITY;
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < NR / 2; i++) {
+                int r, c;
+                wgmma_acc_map(t, i, &r, &c);
+                const int key = 64 * h + r, jr = jr_of(i);
+                float colscale = sk[key];
+                if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[c]; // FG17: key c's scale on row c
+                if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;  // FG17
+                s[h][i] = kv0 + key < nvis[jr] ? s[h][i] * rowfac[jr] * colscale : -INFINITY;
+                mx[jr] = fmaxf(mx[jr], s[h][i]);
+            }
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            mx[jr] = warp_max_over_keys(mx[jr]);
+            if (lane < 4) red_max[w * NR + row_of(jr)] = mx[jr];
+        }
+        __syncthreads();
+        float alpha[RPT], base[RPT];
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            const int c = row_of(jr);
+            const float mt_ = fmaxf(fmaxf(red_max[c], red_max[NR + c]), fmaxf(red_max[2 * NR + c], red_max[3 * NR + c]));
+            const float m_new = fmaxf(m_i[jr], mt_);
+            base[jr] = fmha_exp_base(m_new, 0);
+            alpha[jr] = exp2f(m_i[jr] - base[jr]);
+            m_i[jr] = m_new;
+            l_i[jr] *= alpha[jr];
+        }
+        // Step 2d: P, the row sums, V's scale folded into P's columns, the row's P scale
+        float pmax[RPT], svmax = 0.0f;
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) pmax[jr] = 0.0f;
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < NR / 2; i++) {
+                int r, c;
+                wgmma_acc_map(t, i, &r, &c);
+                const int key = 64 * h + r, jr = jr_of(i);
+                s[h][i] = exp2f(s[h][i] - base[jr]);
+                l_i[jr] += s[h][i];
+                const float v_scale = sv[key];
+                if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[h][i] *= v_scale; // FG17 variant: left for O
+                pmax[jr] = fmaxf(pmax[jr], s[h][i]);
+                svmax = fmaxf(svmax, v_scale);
+            }
+        svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 1));
+        svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 2));
+        svmax = warp_max_over_keys(svmax);
+        if (lane == 0) red_sv[w] = svmax;
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            pmax[jr] = warp_max_over_keys(pmax[jr]);
+            if (lane < 4) red_p[w * NR + row_of(jr)] = pmax[jr];
+        }
+        __syncthreads();
+        svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
+        float sp[RPT];
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            const int c = row_of(jr);
+            const float pm = fmaxf(fmaxf(red_p[c], red_p[NR + c]), fmaxf(red_p[2 * NR + c], red_p[3 * NR + c]));
+            sp[jr] = dec_p_scale(pm, svmax);
+        }
+        // P's codes, P [NR rows x 128 keys] K-major: one byte per value
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < NR / 2; i++) {
+                int r, c;
+                wgmma_acc_map(t, i, &r, &c);
+                const int jr = jr_of(i);
+                smem_p[smem_tile_offset(&tp, c, 64 * h + r)] = (uint8_t)pack_e4m3x2(s[h][i] / sp[jr], 0.0f);
+            }
+        // the correction, in the new unit sp: O *= alpha u / sp
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            alpha[jr] *= u_i[jr] / sp[jr];
+            u_i[jr] = sp[jr];
+        }
+#pragma unroll
+        for (int dm = 0; dm < D / 64; dm++)
+#pragma unroll
+            for (int i = 0; i < NR / 2; i++) o[dm][i] *= alpha[jr_of(i)];
+
+        // Step 2e: O^T += V_j^T P^T (both K-major e4m3); then K_j, Vs, Vt and P are free
+        fence_proxy_async();
+        __syncthreads();
+        wgmma_fence();
+#pragma unroll
+        for (int dm = 0; dm < D / 64; dm++)
+#pragma unroll
+            for (int k = 0; k < DEC_BN; k += 32) {
+                const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 64 * dm, k)
+                                            : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 64 * dm, k);
+                wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), 1);
+            }
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();
+    }
+
+    // Step 3: epilogue: the row sums over every thread, O = u O_acc / l, LSE
+#pragma unroll
+    for (int jr = 0; jr < RPT; jr++) {
+        const float part = warp_sum_over_keys(l_i[jr]);
+        if (lane < 4) red_max[w * NR + row_of(jr)] = part;
+    }
+    __syncthreads();
+    float fin[RPT];
+#pragma unroll
+    for (int jr = 0; jr < RPT; jr++) {
+        const int c = row_of(jr);
+        l_i[jr] = red_max[c] + red_max[NR + c] + red_max[2 * NR + c] + red_max[3 * NR + c];
+        fin[jr] = l_i[jr] > 0.0f ? u_i[jr] / l_i[jr] : 0.0f; // no visible key: O = 0
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[jr] *= sv[c]; // FG17: a row factor of O
+    }
+    const bool split_out = p.splits > 1;
+#pragma unroll
+    for (int dm = 0; dm < D / 64; dm++)
+#pragma unroll
+        for (int i = 0; i < NR / 2; i++) {
+            int r, c;
+            wgmma_acc_map(t, i, &r, &c);
+            const int jr = jr_of(i);
+            if (m0 + c >= M) continue;
+            const int64_t orow = (((int64_t)b * p.sq + qi[jr]) * p.hq + qh[jr]) * D + 64 * dm + r;
+            const float x = o[dm][i] * fin[jr];
+            if (split_out) p.o_part[(int64_t)split * p.b * p.sq * p.hq * D + orow] = x;
+            else p.o[orow] = (uint16_t)(pack_bf16x2(x, 0.0f) & 0xFFFFu); // x in the low half
+        }
+    if (row_writer) {
+#pragma unroll
+        for (int jr = 0; jr < RPT; jr++) {
+            if (m0 + row_of(jr) >= M) continue;
+            const float lse = l_i[jr] > 0.0f ? m_i[jr] * DEC_LN2 + logf(l_i[jr]) : -INFINITY;
+            const int64_t li = ((int64_t)b * p.hq + qh[jr]) * p.sq + qi[jr];
+            if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
+            else p.lse[li] = lse;
+        }
+    }
+    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+#else
+    (void)p;
+#endif
+}
+
+// Many packed rows (more than 32: MQA, or GQA with a long Sq): the unswapped kernel, S = Q K^T with
+// 64 packed rows as M in one warpgroup, the rows in the quads of a warp (steps as above, with the
+// row reductions inside a quad).
 template <int D>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel(dec_params p)
+static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel_m64(dec_params p)
 {
 #if DEC_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
@@ -318,7 +604,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
     }
 
     // Step 1: prologue: Q quantised per row
-    quantise_q_rows<D>(p, b, hk, m0, smem_q, tq, sm_sq);
+    quantise_q_rows<D, BM>(p, b, hk, m0, smem_q, tq, sm_sq);
     __syncthreads();
     float rowfac[2];
     for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[rloc[hi]];
@@ -417,21 +703,43 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
 #endif
 }
 
+// The packed rows a CTA takes: the swapped kernel's N, the smallest of 8, 16, 32 that holds the
+// Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
+// N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V).
+template <int NR>
+static int launch_rows(const dec_params &p)
+{
+    const uint32_t smem = dec_smem_layout_make(NR, p.d).bytes;
+    return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
+        if constexpr (NR == 64)
+            return launch_kernel(decode_kernel_m64<decltype(D)::value>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+        else
+            return launch_kernel(decode_kernel_swapped<decltype(D)::value, NR>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+    });
+}
+
 extern "C" int stage_d_sm90_launch(const void *params)
 {
     const dec_params &p = *(const dec_params *)params;
-    const uint32_t smem = dec_smem_layout_make(DEC_BM_SM90, p.d).bytes;
-    const int rc = dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        return launch_kernel(decode_kernel<decltype(D)::value>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
-    });
+    int rc;
+    switch (p.bm) {
+    case 8: rc = launch_rows<8>(p); break;
+    case 16: rc = launch_rows<16>(p); break;
+    case 32: rc = launch_rows<32>(p); break;
+    case 64: rc = launch_rows<64>(p); break;
+    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64)\n", p.bm); return 1;
+    }
     return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
 }
 
-extern "C" int stage_d_sm90_ctas_per_sm(int d)
+template <int NR>
+static int occupancy_rows(int d)
 {
-    const uint32_t smem = dec_smem_layout_make(DEC_BM_SM90, d).bytes;
+    const uint32_t smem = dec_smem_layout_make(NR, d).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        auto *k = decode_kernel<decltype(D)::value>;
+        void (*k)(dec_params);
+        if constexpr (NR == 64) k = decode_kernel_m64<decltype(D)::value>;
+        else k = decode_kernel_swapped<decltype(D)::value, NR>;
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, DEC_SM90_THREADS, smem) != cudaSuccess) {
@@ -440,4 +748,14 @@ extern "C" int stage_d_sm90_ctas_per_sm(int d)
         }
         return n;
     });
+}
+
+extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows)
+{
+    switch (rows) {
+    case 8: return occupancy_rows<8>(d);
+    case 16: return occupancy_rows<16>(d);
+    case 32: return occupancy_rows<32>(d);
+    default: return occupancy_rows<64>(d);
+    }
 }

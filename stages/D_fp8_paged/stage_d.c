@@ -13,8 +13,11 @@
 #include "host/shape_table.h"
 #include "decode.h"
 
-/* Packed rows per CTA: sm90's warpgroup m64, or sm100's M = 128 (emu models sm100). */
-static int bm_of(const fmha_opts *o) { return o->backend == BACKEND_SM90 ? DEC_BM_SM90 : DEC_BM_SM100; }
+/* Packed rows per CTA: sm90's MMA N (8..64, by the shape), or sm100's M = 128 (emu models sm100). */
+static int bm_of(const fmha_opts *o)
+{
+    return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
+}
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
@@ -28,7 +31,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d);
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o));
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;

@@ -65,16 +65,32 @@ Test(decode_core, packed_rows_and_the_page_lookup)
     cr_expect_eq(dec_gather_end(&p, 130), 130);
 }
 
-Test(decode_core, auto_splits_fill_about_one_wave)
+/* Each expectation worked by hand from cost(s) = ceil(base * s / slots) * (ceil(tiles / s) + 1). */
+Test(decode_core, auto_splits_minimise_whole_waves)
 {
-    dec_params p = shape(64, 64, 8, 1, 64, 1, 8192);
-    cr_expect_eq(dec_auto_splits(&p, 264), 1, "512 CTAs unsplit already fill 264 slots");
-    p = shape(32, 128, 1, 1, 64, 1, 16384); /* 2 m-tiles x 1 KV head x 32 = 64 CTAs */
-    cr_expect_eq(dec_auto_splits(&p, 264), 5, "ceil(264 / 64)");
-    p = shape(1, 8, 1, 1, 64, 1, 300);
+    /* 512 CTAs on 396 slots, 64 tiles: s = 1: 2 x 65 = 130, 2: 3 x 33 = 99, 3: 4 x 23 = 92 (the least),
+     * 4: 6 x 17 = 102, 8: 11 x 9 = 99, 64: 83 x 2 = 166. The H200 sweep: 0.530, 0.450, 0.428, 0.449,
+     * 0.466 ms at s = 1, 2, 3, 4, 8. */
+    dec_params p = shape(64, 64, 8, 1, 8, 1, 8192);
+    cr_expect_eq(dec_auto_splits(&p, 396), 3);
+    /* 64 CTAs (2 m-tiles x 32) on 264 slots, 128 tiles: s = 4 is one wave of 32 + 1; s = 5 spills
+     * into a second wave (2 x 27 = 54), s = 8 two of 17. The H200 sweep: s = 4 0.194 ms, s = 5
+     * 0.298 ms, s = 8 0.209 ms. */
+    p = shape(32, 128, 1, 1, 64, 1, 16384);
+    cr_expect_eq(dec_auto_splits(&p, 264), 4);
+    /* already many waves and few tiles: 4096 CTAs on 396 slots, 2 tiles: s = 1 11 x 3 = 33,
+     * s = 2 21 x 2 = 42 */
+    p = shape(512, 64, 8, 1, 8, 1, 256);
+    cr_expect_eq(dec_auto_splits(&p, 396), 1);
+    /* a wave and a bit: 1024 CTAs on 396 slots, 32 tiles: s = 1 3 x 33 = 99, 3 8 x 12 = 96 */
+    p = shape(128, 32, 8, 1, 8, 1, 4096);
+    cr_expect_eq(dec_auto_splits(&p, 396), 3);
+    p = shape(1, 8, 1, 1, 8, 1, 300);
     cr_expect_eq(dec_auto_splits(&p, 264), 3, "never more splits than tiles (300 keys: 3)");
-    p = shape(1, 8, 1, 1, 64, 1, 1 << 20);
+    p = shape(1, 8, 1, 1, 8, 1, 1 << 20);
     cr_expect_eq(dec_auto_splits(&p, 100000), DEC_MAX_SPLITS);
+    p = shape(1, 8, 1, 1, 8, 1, 1);
+    cr_expect_eq(dec_auto_splits(&p, 264), 1, "one key: one split");
 }
 
 Test(decode_core, p_scale_is_finite_and_never_zero)

@@ -380,22 +380,35 @@ Test(explain, help_exits_0)
 
 Test(explain, decode_layout_of_the_reference_shape)
 {
-    /* GQA B64 Hq64 Hkv8 Skv 8k D128 page 64 on sm90: 8 packed rows in one m64 tile, 512 CTAs fill
-     * the H200's 264 slots without a split, 1.109 GB to move, 15.5 FLOP a byte */
+    /* GQA B64 Hq64 Hkv8 Skv 8k D128 page 64 on sm90: 8 packed rows, the swapped MMAs' N = 8; 512
+     * CTAs on the default 264 slots stay unsplit (2 waves x 65 = 130 tile-times against 4 x 33 at
+     * s = 2), 1.109 GB to move, 15.5 FLOP a byte */
     result *r = run("decode", 1);
     cr_expect_eq(r->rc, 0, "%s", r->out);
     EXPECT_HAS(r, "8 query heads per KV head x 1 new rows = 8 packed rows");
-    EXPECT_HAS(r, "1 m-tile(s), 56 padded row(s)");
+    EXPECT_HAS(r, "8 rows per CTA (sm90: the swapped MMAs' N");
+    EXPECT_HAS(r, "1 m-tile(s), 0 padded row(s)");
     EXPECT_HAS(r, "512 CTAs of 128 threads");
     EXPECT_HAS(r, "splits:  1 (auto");
+    EXPECT_HAS(r, "s=1: 2 x 65 = 130 (chosen) s=2: 4 x 33 = 132");
+    EXPECT_HAS(r, "+     0  Vt [D x 128]");
     EXPECT_HAS(r, "1.109e+09 bytes");
     EXPECT_HAS(r, "15.5 per byte");
-    /* MQA with 4 new rows on sm100: 4 m-tiles of 128, causal counts, a split, then the merge */
+    /* on the 396 slots the H200 gives the 8-row kernel (3 CTAs an SM), 3 splits: 4 waves x 23 */
+    r = run("decode --slots 396", 1);
+    EXPECT_HAS(r, "splits:  3 (auto");
+    EXPECT_HAS(r, "s=3: 4 x 23 = 92 (chosen)");
+    /* 64 packed rows and more: the m64 kernel */
+    r = run("decode --hq 128 --hkv 1 --b 32 --skv 16384", 1);
+    EXPECT_HAS(r, "64 rows per CTA (sm90: one warpgroup's m64): 2 m-tile(s)");
+    /* MQA with 4 new rows on sm100: 4 m-tiles of 128, causal counts; 128 CTAs on a B200's 148
+     * slots: s = 8 is 7 waves of 17 tiles (119), under s = 1's 129; then the merge */
     r = run("decode --b 32 --hq 128 --hkv 1 --skv 16384 --sq 4 --backend sm100", 1);
     cr_expect_eq(r->rc, 0, "%s", r->out);
     EXPECT_HAS(r, "4 m-tile(s)");
     EXPECT_HAS(r, "16381 16382 16383 16384");
-    EXPECT_HAS(r, "splits:  2 (auto");
+    EXPECT_HAS(r, "splits:  8 (auto");
+    EXPECT_HAS(r, "s=8: 7 x 17 = 119 (chosen)");
     EXPECT_HAS(r, "then the merge kernel");
     r = run("decode --hq 6 --hkv 4", 1);
     cr_expect_eq(r->rc, 2);

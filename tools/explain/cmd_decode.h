@@ -17,10 +17,10 @@ static const char DECODE_USAGE[] =
     "each new row sees (causal among them), the grid, the split-KV choice, one CTA's SMEM, and the\n"
     "bytes and FLOPs that must move.\n"
     "  --b --hq --hkv --sq --skv --d --page   the shape (defaults 64 64 8 1 8192 128 64)\n"
-    "  --backend  sm90 (64 packed rows a CTA, the default) or sm100 (128)\n"
+    "  --backend  sm90 (8, 16, 32 or 64 packed rows a CTA, by the shape; the default) or sm100 (128)\n"
     "  --splits   split-KV CTAs per sequence; default: auto over --slots resident CTAs\n"
     "  --slots    resident CTAs for auto (default: the H200's 132 SMs x 2 for sm90, a B200's 148 x 1\n"
-    "             for sm100)\n"
+    "             for sm100; stage_D asks the occupancy API and prints the figure it used)\n"
     "exit: 0 explained, 2 bad input (the message names the flag and the rule)\n";
 
 static const char *const DECODE_BACKENDS[] = {"sm90", "sm100"};
@@ -42,7 +42,7 @@ static int cmd_decode(int argc, char **argv)
     if (page & (page - 1)) usage_error("--page=%d: the page size must be 16, 32, 64, 128 or 256 tokens", page);
     dec_params p = {0};
     p.b = b; p.hq = hq; p.hkv = hkv; p.sq = sq; p.d = d; p.page = page; p.max_len = skv;
-    p.bm = sm100 ? DEC_BM_SM100 : DEC_BM_SM90;
+    p.bm = sm100 ? DEC_BM_SM100 : dec_sm90_bm(hq / hkv * sq);
     const int slots = GET("--slots", sm100 ? 148 : 264, 1, 1 << 20, NULL);
     p.splits = opt_find(opts, "--splits")->given ? (int)opt_int(opt_find(opts, "--splits"), 1, DEC_MAX_SPLITS, NULL)
                                                  : dec_auto_splits(&p, slots);
@@ -57,7 +57,9 @@ static int cmd_decode(int argc, char **argv)
     }
     printf("%s\n", m > 4 ? ", ..." : "");
     printf("         %d rows per CTA (%s): %d m-tile(s), %d padded row(s) in the last\n", p.bm,
-           sm100 ? "sm100: the M = 128 MMA, one row per TMEM lane" : "sm90: one warpgroup's m64", mt, mt * p.bm - m);
+           sm100                ? "sm100: the M = 128 MMA, one row per TMEM lane"
+           : p.bm < DEC_BM_SM90 ? "sm90: the swapped MMAs' N, S^T = K Q^T"
+                                : "sm90: one warpgroup's m64", mt, mt * p.bm - m);
     printf("keys:    new row i sees the first L - %d + 1 + i of a sequence's L keys:", sq);
     for (int i = 0; i < sq && i < 8; i++) printf(" %d", dec_visible_keys(&p, skv, i));
     printf("%s (L = %d)\n", sq > 8 ? " ..." : "", skv);
@@ -67,19 +69,28 @@ static int cmd_decode(int argc, char **argv)
     printf("tiles:   %d KV tiles of %d keys per sequence; %d page(s) of %d tokens per tile\n", tiles, DEC_BN,
            DEC_BN / page > 0 ? DEC_BN / page : 1, page);
     printf("splits:  %d%s: split s reads tiles [s * %d, ...) (%d per split)\n", p.splits,
-           opt_find(opts, "--splits")->given ? "" : " (auto: about one wave)", t1 - t0, t1 - t0);
-    if (!opt_find(opts, "--splits")->given)
-        printf("         auto: %d CTAs unsplit against %d resident slots: ceil(%d / %d) = %d, at most %d tiles and %d\n",
-               mt * hkv * b, slots, slots, mt * hkv * b, (slots + mt * hkv * b - 1) / (mt * hkv * b), tiles,
-               DEC_MAX_SPLITS);
+           opt_find(opts, "--splits")->given ? "" : " (auto: the fewest tile-times)", t1 - t0, t1 - t0);
+    if (!opt_find(opts, "--splits")->given) {
+        const long long base = (long long)mt * hkv * b;
+        printf("         auto: %lld CTAs unsplit on %d resident slots; cost(s) = waves x (tiles per split + 1):\n        ",
+               base, slots);
+        for (int s = 1; s <= tiles && s <= DEC_MAX_SPLITS; s++) {
+            if (s > 6 && s != p.splits) continue;
+            const long long waves = (base * s + slots - 1) / slots;
+            printf("%s s=%d: %lld x %d = %lld%s", s > 6 ? " ..." : "", s, waves, (tiles + s - 1) / s + 1,
+                   waves * ((tiles + s - 1) / s + 1), s == p.splits ? " (chosen)" : "");
+        }
+        printf("\n");
+    }
     const grid3 gr = dec_grid(&p);
     printf("grid:    x = split * %d + m-tile = %u, y = KV head = %u, z = sequence = %u: %llu CTAs of %d threads\n", mt, gr.x,
            gr.y, gr.z, (unsigned long long)gr.x * gr.y * gr.z, sm100 ? DEC_SM100_THREADS : DEC_SM90_THREADS);
     if (p.splits > 1) printf("         then the merge kernel: %lld rows, one warp each\n", (long long)b * sq * hq);
     const smem_layout L = dec_smem_layout_make(p.bm, d);
-    static const char *const names[DEC_SMEM_TILES] = {"Q  [bm x D] e4m3, K-major SW128", "K  [128 x D] e4m3, K-major SW128",
-                                                      "Vs [128 x D] e4m3, V as gathered", "Vt [D x 128] e4m3, K-major SW128",
-                                                      "P  [bm x 128] e4m3, K-major SW128", "scales f32: sq [bm], sk, sv [128]"};
+    static const char *const names[DEC_SMEM_TILES] = {
+        [DEC_SMEM_Q] = "Q  [bm x D] e4m3, K-major SW128",     [DEC_SMEM_K] = "K  [128 x D] e4m3, K-major SW128",
+        [DEC_SMEM_VS] = "Vs [128 x D] e4m3, V as gathered",   [DEC_SMEM_VT] = "Vt [D x 128] e4m3, K-major SW128",
+        [DEC_SMEM_P] = "P  [bm x 128] e4m3, K-major SW128",   [DEC_SMEM_SCALES] = "scales f32: sq [bm], sk, sv [128], row sums"};
     printf("SMEM:    %u bytes a CTA (%u requested with the alignment slack)\n", L.used, L.bytes);
     for (int i = 0; i < DEC_SMEM_TILES; i++) printf("         +%6u  %s\n", L.tile[i], names[i]);
     const double kv = 2.0 * b * hkv * (double)skv * d, sc = 8.0 * b * hkv * (double)skv;
