@@ -42,6 +42,10 @@ typedef struct {
     int causal;                /* bottom-right aligned: row i sees keys j <= i + (Skv - Sq) */
     unsigned faults;           /* FMHA_FAULT_* (footgun variants; 0 in normal use) */
     fmha_watchdog *wd;         /* device pointer of the deadlock report */
+    struct {                   /* stage F's pipeline switches (0 in the stages before it) */
+        int ring;              /* K/V ring slots, 1..3 */
+        int ws, pingpong, overlap;
+    } pipe;
 } fmha_params;
 
 /* Broken variants the footgun tests run (0 = correct). */
@@ -60,6 +64,11 @@ enum {
     FMHA_FAULT_NO_TAIL_MASK = 1u << 10,        /* FG21: keys past Skv (TMA zero fill) not masked */
     FMHA_FAULT_STORE_NO_FENCE = 1u << 11,      /* FG22: O's TMA store without fence.proxy.async */
     FMHA_FAULT_STORE_NO_WAIT = 1u << 12,       /* FG22: the CTA exits before the store has read SMEM */
+    /* stage F (the ring) */
+    FMHA_FAULT_EARLY_RELEASE = 1u << 13,       /* FG23: a ring slot released before the MMA reading it completed */
+    FMHA_FAULT_RING_SAME_PARITY = 1u << 14,    /* FG16: the producer waits empty with the full parity */
+    FMHA_FAULT_RING_NO_FLIP = 1u << 15,        /* FG15/16: the ring's phase not flipped at the wrap */
+    FMHA_FAULT_COMMIT_MULTICAST = 1u << 16,    /* FG11: the commit sent with a cluster multicast mask */
 };
 
 /* Probes a kernel's mbarrier wait spends before the watchdog reports a deadlock when a footgun

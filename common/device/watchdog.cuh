@@ -21,8 +21,15 @@
 #endif
 
 // Never returns. w may be null (then it only traps). noinline keeps the cold path out of the spin
-// loops that call it.
-static __device__ __noinline__ void fmha_watchdog_fire(fmha_watchdog *w, uint32_t code,
+// loops that call it. A kernel that moves registers between warpgroups (setmaxnreg: stage F on
+// sm90) can make no calls at all (ptxas fails its register allocation), so it defines
+// FMHA_WD_FIRE_INLINE before its includes and gets the cold path inline.
+#ifdef FMHA_WD_FIRE_INLINE
+#define FMHA_WD_FIRE_LINKAGE __forceinline__
+#else
+#define FMHA_WD_FIRE_LINKAGE __noinline__
+#endif
+static __device__ FMHA_WD_FIRE_LINKAGE void fmha_watchdog_fire(fmha_watchdog *w, uint32_t code,
                                                        uint32_t site, uint32_t parity,
                                                        uint64_t probes)
 {

@@ -8,7 +8,7 @@
 
 #define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
 
-typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_SPLITS } kind_t;
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_AUTO_INT } kind_t;
 
 typedef struct {
     const char *name;
@@ -31,7 +31,11 @@ static const flag_t flags[] = {
     {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens (0 = contiguous)"},
     {"--seqlens", K_STR, OFF(seqlens), OPT_DECODE, 0, "KV length of each sequence, comma-separated (--b of them)"},
     {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
-    {"--splits", K_SPLITS, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
+    {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
+    {"--ring", K_AUTO_INT, OFF(ring), OPT_PIPE, 0, "auto|N: K/V ring slots (stage F)"},
+    {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
+    {"--pingpong", K_BOOL, OFF(pingpong), OPT_PIPE, 0, "two consumer warpgroups take turns at the MMAs (0/1)"},
+    {"--overlap", K_BOOL, OFF(overlap), OPT_PIPE, 0, "S of tile j+1 issued before the softmax of tile j (0/1)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
@@ -100,7 +104,7 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
             return 2;
         }
         return 0;
-    case K_SPLITS:
+    case K_AUTO_INT:
         if (!strcmp(v, "auto")) { *(int *)base = 0; return 0; }
         return parse_int(f->name, v, 1, (int *)base, err, len);
     case K_U64: {
@@ -227,6 +231,11 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
         printf(" ragged=%d splits=", d->ragged);
         if (d->splits) printf("%d", d->splits); else printf("auto");
     }
+    if (accepts & OPT_PIPE) {
+        printf(" ring=");
+        if (d->ring) printf("%d", d->ring); else printf("auto");
+        printf(" ws=%d pingpong=%d overlap=%d", d->ws, d->pingpong, d->overlap);
+    }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
     printf("exit codes: 0 verified, 1 wrong result or CUDA error, 2 bad arguments, 77 skipped\n");
@@ -244,7 +253,12 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if (accepts & OPT_DECODE) {
         if (o->seqlens[0]) n += snprintf(buf + n, len - (size_t)n, " seqlens=%.60s%s", o->seqlens, strlen(o->seqlens) > 60 ? "..." : "");
         else if (o->ragged) n += snprintf(buf + n, len - (size_t)n, " ragged=1");
-        if (o->splits) snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
-        else snprintf(buf + n, len - (size_t)n, " splits=auto");
+        if (o->splits) n += snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
+        else n += snprintf(buf + n, len - (size_t)n, " splits=auto");
+    }
+    if (accepts & OPT_PIPE) {
+        if (o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
+        else n += snprintf(buf + n, len - (size_t)n, " ring=auto");
+        snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%d overlap=%d", o->ws, o->pingpong, o->overlap);
     }
 }

@@ -15,6 +15,7 @@ enum {
     OPT_PAGE   = 1u << 2, /* --page (paged KV) */
     OPT_LAYOUT = 1u << 3, /* --layout bhsd|bshd (tensor layouts by strides) */
     OPT_DECODE = 1u << 4, /* --seqlens, --ragged, --splits (ragged decode over a paged cache) */
+    OPT_PIPE   = 1u << 5, /* --ring, --ws, --pingpong, --overlap (stage F's pipeline switches) */
 };
 
 typedef struct {
@@ -24,7 +25,10 @@ typedef struct {
     int layout_bshd;            /* 0: [B, H, S, D] (default); 1: [B, S, H, D] */
     char seqlens[512];          /* --seqlens 5,17,300: one KV length per sequence ("" = from --skv) */
     int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
-    int splits;                 /* split-KV CTAs per sequence; 0 = auto (about one wave) */
+    int splits;                 /* split-KV CTAs per sequence; 0 = auto (whole waves) */
+    int ring;                   /* K/V ring slots; 0 = auto (the deepest of 1..2 the SMEM holds) */
+    int ws, pingpong, overlap;  /* warp specialisation, inter-warpgroup ping-pong, intra-warpgroup
+                                 * overlap of S_{j+1} with the softmax of tile j (0/1 each) */
     backend_t backend;
     init_t init;
     uint64_t seed;

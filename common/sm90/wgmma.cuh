@@ -18,6 +18,16 @@
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 
+// Pins the accumulator registers in place: the compiler may not move any access to them across
+// this point. Around a wgmma whose accumulators other code also touches (O rescaled between two
+// in-flight groups: stage F's overlap), it keeps those accesses outside the MMA's pipeline stage;
+// without it ptxas serialises the wgmmas (C7514). CUTLASS's warpgroup_fence_operand does the same.
+template <int N> __device__ __forceinline__ void wgmma_fence_operand(float (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
+}
+
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 
 template <int N>

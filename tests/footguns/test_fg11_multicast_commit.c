@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "model/mbar_model.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 enum { MAX_RANKS = 16 };
 
@@ -70,4 +72,13 @@ Test(footgun, fg11_multicast_mask_without_peers_then_plain_commit)
             mbar_status_name(own));
     cr_expect_eq(lost, 0);
     cr_expect_eq(own, MBAR_OK);
+}
+
+/* Stage level: stage F's MMA warp sends s_full's commit with ctaMask 0x2 in a launch without
+ * cluster peers (`stage_F --fault commit-multicast`, the sm100 flow on the host model). */
+Test(footgun, fg11_stage_f_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "commit-multicast", "--d 64 --sq 128 --skv 256 --hq 1 --hkv 1",
+                                 "to CTA rank 1, absent without clusters; deadlock"),
+                 0);
 }

@@ -21,6 +21,8 @@
 #include <stdio.h>
 
 #include "model/mbar_model.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 #define SLOTS 2
 #define TILE_BYTES 8192
@@ -155,4 +157,25 @@ Test(fg16_phase_parity, fixed_protocol_runs_ten_rounds)
                      mbar_status_name(r.empty[s].first_error));
         cr_expect_eq(r.full[s].over_arrivals + r.empty[s].over_arrivals, 0);
     }
+}
+
+/* Stage level, at the ring: the producer waiting a slot's empty barrier with the full parity
+ * (phase 0 on a fresh barrier) never passes its first wait: emu names the deadlock; on the H200 the
+ * watchdog does (site 4: k_empty). */
+Test(fg16_phase_parity, stage_f_ring_same_parity_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "ring-same-parity", "--d 64 --sq 128 --skv 512 --hq 1 --hkv 1 --ring 2",
+                                 "deadlock: no role can run; load warp waits on k_empty\\[0\\], parity 0"),
+                 0);
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "ring-no-flip", "--d 64 --sq 128 --skv 1024 --hq 1 --hkv 1 --ring 2",
+                                 "stale phase"),
+                 0);
+}
+
+Test(fg16_phase_parity, stage_f_ring_same_parity_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    cr_expect_eq(fault_demo_pair("stage_F", "sm90", "ring-same-parity", "--d 64 --sq 128 --skv 512 --hq 1 --hkv 1 --ring 2",
+                                 "deadlock: mbarrier wait at site 4"),
+                 0);
 }

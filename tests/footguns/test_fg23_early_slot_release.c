@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "ring_sim.h"
+#include "stage_run.h"
+#include "test_util.h"
 
 enum { SEEDS = 40 };
 
@@ -62,4 +64,23 @@ Test(footgun, fg23_early_release_and_fg16_tile_parity_then_right)
         if (depth == 1) cr_expect_eq(p.ok, SEEDS, "tile & 1 is the phase when depth is 1");
         else cr_expect_gt(p.stale + p.deadlock, 0, "depth %d: tile & 1 is not the phase", depth);
     }
+}
+
+/* Stage level: the same mistake in stage F's pipelines, through `stage_F --fault early-release`
+ * (broken, then the same shape fixed). On the host model the tensor core reads a slot when its
+ * MMA executes, and the load refilling it is caught; on the H200 the torn tiles show in O. */
+Test(footgun, fg23_stage_f_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "early-release", "--d 128 --sq 256 --skv 512 --hq 2 --hkv 1 --ring 1",
+                                 "released before the MMA that reads it completed"),
+                 0);
+}
+
+Test(footgun, fg23_stage_f_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    /* one slot and D = 256: K_{j+1}'s 64 KB land while the S wgmmas of tile j still read the slot */
+    cr_expect_eq(fault_demo_pair("stage_F", "sm90", "early-release", "--d 256 --sq 512 --skv 4096 --hq 4 --hkv 1 --ring 1",
+                                 "symptom: cosine"),
+                 0);
 }

@@ -9,13 +9,15 @@
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables
- *   E  stage C's table, with TMA copies */
+ *   E  stage C's table, with TMA copies
+ *   F  stage C's table through the ring (its default switches), then every switch combination at
+ *      a few shapes (ring 1..3, ws 0/1, ping-pong, overlap) and Skv 16k / 32k */
 #include <criterion/criterion.h>
 
 #include "stage_run.h"
 #include "test_util.h"
 
-extern const stage_def stage_A, stage_B, stage_C, stage_D, stage_E;
+extern const stage_def stage_A, stage_B, stage_C, stage_D, stage_E, stage_F;
 
 static void table(const stage_def *st, const char *backend, int d)
 {
@@ -46,3 +48,8 @@ Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_
 Test(stage_e_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 128); }
 Test(stage_e_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 256); }
 Test(stage_e_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_E, "sm100", 128); }
+
+Test(stage_f_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_F, "sm90", 64); }
+Test(stage_f_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_F, "sm90", 128); }
+Test(stage_f_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_F, "sm90", 256); }
+Test(stage_f_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_F, "sm100", 128); }

@@ -1,0 +1,100 @@
+/* Stage F's own part of the attention forward: the K/V ring in SMEM, the mbarriers of its slots,
+ * the pipeline switches and the entry points of its three backends (fmha_sm90.cu, fmha_sm100.cu,
+ * fmha_emu.c). The attention core is common/attn/fmha_core.h, the tensor maps
+ * common/attn/fmha_tma.h (as stage E), the ring's {slot, phase} state common/attn/ring.h. The one
+ * idea over stage E: the single K and V buffers become a ring of R slots that a producer keeps
+ * full ahead of the consumers, and the consumers' MMAs and softmax overlap. */
+#ifndef FMHA_STAGE_F_FMHA_H
+#define FMHA_STAGE_F_FMHA_H
+
+#include <stdint.h>
+
+#include "attn/fmha_core.h"
+#include "attn/fmha_tma.h"
+#include "attn/ring.h"
+#include "model/smem_layout.h"
+
+#define FMHA_RING_MAX 3
+
+/* The mbarriers every backend shares (sm100 adds its own after FMHA_RING_BARS: flow_sm100.h):
+ *   q_full         1 arrive.expect_tx + the Q tile's bytes
+ *   k_full[slot]   1 + K_j's bytes          v_full[slot]  1 + V_j's bytes
+ *   k_empty[slot]  the MMAs that read K in this slot have completed: sm90 the consumer warps
+ *                  (4 per consumer warpgroup), sm100 one tcgen05.commit
+ *   v_empty[slot]  the same for V */
+enum {
+    FMHA_F_BAR_Q_FULL = 0,
+    FMHA_F_BAR_K_FULL = 1,
+    FMHA_F_BAR_V_FULL = FMHA_F_BAR_K_FULL + FMHA_RING_MAX,
+    FMHA_F_BAR_K_EMPTY = FMHA_F_BAR_V_FULL + FMHA_RING_MAX,
+    FMHA_F_BAR_V_EMPTY = FMHA_F_BAR_K_EMPTY + FMHA_RING_MAX,
+    FMHA_RING_BARS = FMHA_F_BAR_V_EMPTY + FMHA_RING_MAX,
+    FMHA_F_MAX_BARS = FMHA_RING_BARS + 12 /* room for a backend's own (sm100: S, P, O) */
+};
+
+/* sm90: warpgroup 0 is the producer when ws = 1 (one thread issues the TMA copies, the group
+ * gives its registers back), warpgroups 1 and 2 the consumers (64 query rows each). With ws = 0
+ * the two consumer warpgroups are the whole CTA and consumer thread 0 also produces (stage E). */
+enum { FMHA_F_SM90_CONSUMER_WARPS = 8, FMHA_F_SM100_THREADS = 192 };
+FMHA_HD int fmha_f_sm90_threads(int ws) { return ws ? 384 : 256; }
+/* sm90's overlap holds S_j, P_{j-1} and O in registers: up to D = 128 (fmha_sm90.cu). */
+#define FMHA_F_SM90_OVERLAP_OK(d) ((d) <= 128)
+
+/* The SMEM of one CTA: Q [Br x D] K-major SW128 (it stages O for the TMA store at the end, as in
+ * stage E), then the ring: K slots [Bc x D] K-major SW128, V slots [Bc x D] MN-major SW128, then
+ * the mbarriers (and sm100's TMEM address slot). */
+enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX };
+
+FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring)
+{
+    uint32_t tiles[1 + 2 * FMHA_RING_MAX];
+    int n = 0;
+    tiles[n++] = fmha_q_tile(d).bytes;
+    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_k_tile(d).bytes : 0u;
+    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_v_tile(d).bytes : 0u;
+    return smem_layout_make(tiles, n, FMHA_F_MAX_BARS);
+}
+
+/* --ring auto: the deepest ring of 1..2 slots whose SMEM fits (D = 256: 1; a third slot is a
+ * switch to measure, not the default). */
+FMHA_HD int fmha_f_auto_ring(int d)
+{
+    for (int r = 2; r > 1; r--)
+        if (fmha_f_smem_layout_make(d, r).bytes <= SMEM_OPTIN_MAX_BYTES) return r;
+    return 1;
+}
+
+/* The parity a producer waits on a slot's empty barrier: the opposite of the ring's phase (a fresh
+ * barrier passes it at once: FG16), or (the FG16 variant) the same one, on which the first pass
+ * through the ring waits for ever. */
+FMHA_HD uint32_t fmha_f_empty_parity(const ring_state *s, unsigned faults)
+{
+    return (faults & FMHA_FAULT_RING_SAME_PARITY) ? ring_full_parity(s) : ring_empty_parity(s);
+}
+
+/* The ring's advance; the FG15/16 variant forgets to flip the phase at the wrap, so on the second
+ * pass the consumers wait for the phase that has already completed and read a slot early. */
+FMHA_HD void fmha_f_ring_advance(ring_state *s, unsigned faults)
+{
+    const unsigned phase = s->phase;
+    ring_advance(s);
+    if (faults & FMHA_FAULT_RING_NO_FLIP) s->phase = phase;
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* GPU launchers (params: const fmha_params * with device pointers and p->pipe set): build the
+ * tensor maps (fmha_tmaps_encode), launch. 0, or 1 after printing what went wrong. */
+int stage_f_sm100_launch(const void *params);
+int stage_f_sm90_launch(const void *params);
+#ifdef __cplusplus
+}
+#endif
+
+/* The sm100 pipeline on the host model as an event simulation (model/role_sim.h): each role runs
+ * until it waits. 0, or 1 with the model's message (a deadlock report, a read of a slot before its
+ * full barrier completed, ...) in err. */
+int stage_f_emu_run(const fmha_params *p, uint64_t seed, char *err, int errlen);
+
+#endif

@@ -1,0 +1,547 @@
+// FMHA, one milestone at a time
+//   A  A_qk              S = Q K^T on the tensor cores: SMEM canonical layouts, descriptors, TMEM
+//   B  B_pv              O = P V with identity softmax: P in TMEM, V MN-major, the accumulate flag
+//   C  C_online_softmax  full attention: online softmax, rescale, LSE, masks, multi-head grid
+//   D  D_fp8_paged       FP8 paged KV cache with per-token scales, decode, split-KV
+//   E  E_tma             TMA tensor maps and expect_tx replace thread loads
+//   F  F_pipeline        K/V ring, warp specialisation, MMA/softmax overlap
+//
+// Stage F, Hopper port (sm_90a): FlashAttention-3's structure.
+//
+// Key extensions over stage E:
+//   1. the K/V ring (--ring R): R slots for K and R for V, each with a full and an empty mbarrier;
+//      the producer and each consumer walk it with one {slot, phase} state (attn/ring.h), so the
+//      loads of tiles j+1 .. j+R-1 are in flight while tile j is computed
+//   2. warp specialisation (--ws 1): warpgroup 0 is the producer; one thread issues every TMA
+//      copy, and the group gives its registers back (setmaxnreg.dec 40) to the two consumer
+//      warpgroups (setmaxnreg.inc 232), 64 query rows each. --ws 0: consumer thread 0 produces
+//      between its own MMAs, as in stage E
+//   3. a slot is released only after the wgmma that reads it has completed: each consumer warp
+//      arrives on the slot's empty barrier after wgmma.wait_group (FG23: before it, the producer
+//      refills the slot under the MMA)
+//   4. inter-warpgroup ping-pong (--pingpong 1): two named barriers hand the tensor cores from
+//      one consumer warpgroup to the other, so one's softmax runs under the other's GEMMs
+//   5. intra-warpgroup overlap (--overlap 1): iteration j issues S_j = Q K_j^T and then
+//      O += P_{j-1} V_{j-1}, and runs the softmax of tile j while that P V is in flight; O is
+//      rescaled by alpha_{j-1} just before the P V that follows it
+//
+// Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE).
+// Operands and layouts (fmha.h): Q, K slots K-major SW128, V slots MN-major SW128 in SMEM (stage
+// E's tiles); S and O in registers; P re-viewed in registers as the wgmma A operand.
+//
+// Steps (the same labels as fmha_sm100.cu):
+//   1   prologue: thread 0 initialises q_full, k_full[s], v_full[s] (1 arrive.expect_tx each),
+//       k_empty[s], v_empty[s] (8 consumer warps); CTA barrier; the producer issues Q and the
+//       first R tiles of K and V; the consumers wait q_full
+//   2a  producer, per tile j: wait k_empty[slot] (empty parity), issue K_j -> k_full[slot]; the
+//       same for V_j; advance its ring state
+//   2b  consumer: wait k_full[slot]; [ping-pong: wait for the turn]; S_j = Q K_j^T (D/16 wgmma
+//       m64n128k16 SS); [overlap: O *= alpha_{j-1}, then O += P_{j-1} V_{j-1}]; [ping-pong: hand
+//       the turn over]; wait for S_j; each warp arrives on k_empty[slot]
+//   2c  mask and scale; row max over the quad; m_new, alpha, P, l_i
+//   2d  overlap 0: O *= alpha_j
+//   2e  wait v_full[slot]; overlap 0: O += P_j V_j (8 wgmma RS), wait, arrive v_empty[slot];
+//       overlap 1: wait for P_{j-1} V_{j-1}, arrive v_empty of its slot, P_j into registers
+//   3   epilogue: (overlap 1: the last P V); l_i over the quad; O / l_i -> bf16 -> SMEM (the Q
+//       tile) -> TMA store; wait for the store to read SMEM; LSE
+//   4   teardown: nothing to free (no TMEM on Hopper)
+// setmaxnreg allows no calls in the kernel: the watchdog's cold path inline (device/watchdog.cuh)
+#define FMHA_WD_FIRE_INLINE 1
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "device/launch.cuh"
+#include "fmha.h"
+#include "host/fmha_tmaps.h"
+#include "model/frag_map.h"
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
+#include "device/bf16_pack.cuh"
+#include "device/mbarrier.cuh"
+#include "device/smem.cuh"
+#include "device/tma.cuh"
+#include "sm90/warpgroup.cuh"
+#include "sm90/wgmma.cuh"
+#define FMHA_SM90_DEVICE 1
+#else
+#define FMHA_SM90_DEVICE 0
+#endif
+
+// Watchdog site ids of the waits: the barrier a deadlock report names.
+enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY };
+
+// Registers a thread with warp specialisation: the producer group gives back down to 40, the two
+// consumer groups take up to 232 (128 x 40 + 256 x 232 = 64512 of the SM's 65536).
+enum { PRODUCER_REGS = 40, CONSUMER_REGS = 232 };
+// The ping-pong's named barriers: consumer group c waits on TURN_BAR + c for its turn at the
+// tensor cores; the other group's arrival there hands it over. 256 threads: both consumer groups.
+enum { TURN_BAR = 1, TURN_THREADS = 256 };
+
+#if FMHA_SM90_DEVICE
+// A tile's rows [row0, row0 + 128) of a map as D / 64 boxes onto one barrier (stage E's copy).
+template <int D>
+__device__ __forceinline__ void load_tile(uint32_t tile, const smem_tile &t, const CUtensorMap *map, uint32_t bar,
+                                          int row0, int head, int batch)
+{
+#pragma unroll
+    for (int c = 0; c < D / FMHA_BOX_COLS; c++) {
+        const uint32_t slab = t.major == MAJOR_K ? smem_tile_offset(&t, 0, FMHA_BOX_COLS * c) : smem_tile_offset(&t, FMHA_BOX_COLS * c, 0);
+        tma_load_4d(tile + slab, map, bar, FMHA_BOX_COLS * c, row0, head, batch);
+    }
+}
+
+// What every role of one CTA needs: the SMEM tiles and barriers, the coordinates. Slot s of the
+// ring is found by arithmetic (base + s x stride), never by an array indexed at run time: that
+// would put the array in local memory.
+template <int D>
+struct cta_ctx {
+    fmha_params p;
+    const fmha_tma_args *a;
+    smem_tile tq, tk, tv;
+    uint8_t *q;
+    uint32_t k0, v0, slot_bytes; // SMEM addresses of slot 0's K and V tiles; the tile size
+    uint32_t bar0;               // SMEM address of barrier 0
+    int q0, h, b, hk_k, hk_v, ntiles;
+    uint32_t probes;
+    __device__ __forceinline__ uint32_t k(int s) const { return k0 + (uint32_t)s * slot_bytes; }
+    __device__ __forceinline__ uint32_t v(int s) const { return v0 + (uint32_t)s * slot_bytes; }
+    __device__ __forceinline__ uint32_t bar(int i) const { return bar0 + 8u * (uint32_t)i; }
+    __device__ __forceinline__ uint32_t q_full() const { return bar(FMHA_F_BAR_Q_FULL); }
+    __device__ __forceinline__ uint32_t k_full(int s) const { return bar(FMHA_F_BAR_K_FULL + s); }
+    __device__ __forceinline__ uint32_t v_full(int s) const { return bar(FMHA_F_BAR_V_FULL + s); }
+    __device__ __forceinline__ uint32_t k_empty(int s) const { return bar(FMHA_F_BAR_K_EMPTY + s); }
+    __device__ __forceinline__ uint32_t v_empty(int s) const { return bar(FMHA_F_BAR_V_EMPTY + s); }
+};
+
+// The producer's view of the CTA: the ring's SMEM and barriers and where its tiles come from;
+// little enough to live in the producer group's 40 registers (the whole fmha_params would not).
+template <int D>
+struct ring_ctx {
+    const fmha_tma_args *a;
+    uint32_t k0, v0, slot_bytes, bar0;
+    int hk_k, hk_v, b;
+    unsigned faults;
+    fmha_watchdog *wd;
+    uint32_t probes;
+    __device__ __forceinline__ uint32_t bar(int i) const { return bar0 + 8u * (uint32_t)i; }
+};
+
+// Step 2a: the producer's next K (or V) tile: wait for its slot to be empty, then the copy. K and
+// V walk the ring with states of their own: with --ws 0 the consumer thread that produces refills
+// K's slot after S and V's after P V, at different times.
+template <int D>
+__device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int j, bool is_v)
+{
+    const int slot = s.slot;
+    const uint32_t empty = c.bar((is_v ? FMHA_F_BAR_V_EMPTY : FMHA_F_BAR_K_EMPTY) + slot);
+    const uint32_t full = c.bar((is_v ? FMHA_F_BAR_V_FULL : FMHA_F_BAR_K_FULL) + slot);
+    mbar_wait_budget(empty, fmha_f_empty_parity(&s, c.faults), c.wd, is_v ? SITE_V_EMPTY : SITE_K_EMPTY, c.probes);
+    mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, FMHA_BN));
+    const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
+    if (is_v) load_tile<D>(tile, fmha_v_tile(D), &c.a->v, full, j * FMHA_BN, c.hk_v, c.b);
+    else load_tile<D>(tile, fmha_k_tile(D), &c.a->k, full, j * FMHA_BN, c.hk_k, c.b);
+    fmha_f_ring_advance(&s, c.faults);
+}
+
+template <int D>
+__device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, const fmha_params &p, uint8_t *smem)
+{
+    const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
+    ring_ctx<D> r;
+    r.a = &a;
+    r.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
+    r.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
+    r.slot_bytes = fmha_k_tile(D).bytes; // K and V tiles are the same size, placed back to back
+    r.bar0 = smem_u32(smem + L.bars);
+    r.hk_k = fmha_tma_kv_head(&p, blockIdx.y, 0);
+    r.hk_v = fmha_tma_kv_head(&p, blockIdx.y, 1);
+    r.b = blockIdx.z;
+    r.faults = p.faults;
+    r.wd = p.wd;
+    r.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES;
+    return r;
+}
+
+// The producer group's whole life with warp specialisation: registers back, then one thread loads
+// Q and keeps the ring full. It reads the parameters from parameter memory, after the dec.
+template <int D>
+__device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
+{
+    wg_setmaxnreg_dec<PRODUCER_REGS>();
+    if (threadIdx.x != 0) return;
+    const fmha_params &p = a.p;
+    const ring_ctx<D> c = make_ring_ctx<D>(a, p, smem);
+    const uint32_t q_full = c.bar(FMHA_F_BAR_Q_FULL);
+    const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
+    mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, FMHA_BM));
+    load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, blockIdx.x * FMHA_BM, blockIdx.y,
+                 blockIdx.z);
+    ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
+    const int ntiles = fmha_kv_tiles(&p, blockIdx.x * FMHA_BM);
+    for (int j = 0; j < ntiles; j++) {
+        produce<D>(c, pk, j, false);
+        produce<D>(c, pv, j, true);
+    }
+}
+
+// A consumer warp's release of a slot: lane 0 arrives for the warp (the barrier counts 8 warps).
+__device__ __forceinline__ void release(uint32_t bar)
+{
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) mbar_arrive(bar);
+}
+
+// The consumer's running state: its two rows per thread, the softmax statistics, O, P.
+template <int D>
+struct consumer_state {
+    int row[2];
+    float m_i[2], l_i[2];
+    float o[D / 2];
+};
+
+// Steps 2c (and the P half of 2e): mask and scale S, the row max over the quad, m_new, alpha,
+// P = exp2(s - m) in place, l_i. Returns alpha in alpha[2].
+template <int D>
+__device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
+                                             float scale_log2, float (&alpha)[2])
+{
+    const int t = threadIdx.x % 128;
+    float mx[2] = {st.m_i[0], st.m_i[1]};
+#pragma unroll
+    for (int i = 0; i < FMHA_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        s[i] = fmha_visible(&p, st.row[hi], kv0 + c) ? s[i] * scale_log2 : -INFINITY;
+        mx[hi] = fmaxf(mx[hi], s[i]);
+    }
+    float base[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
+        base[hi] = fmha_exp_base(mx[hi], p.faults);
+        alpha[hi] = exp2f(st.m_i[hi] - base[hi]);
+        st.m_i[hi] = mx[hi];
+        st.l_i[hi] *= alpha[hi];
+    }
+#pragma unroll
+    for (int i = 0; i < FMHA_BN / 2; i++) {
+        const int hi = (i >> 1) & 1;
+        s[i] = exp2f(s[i] - base[hi]);
+        st.l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
+    }
+}
+
+template <int D>
+__device__ __forceinline__ void rescale_o(consumer_state<D> &st, const float (&alpha)[2])
+{
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) st.o[i] *= alpha[(i >> 1) & 1];
+}
+
+// P (f32 in S's registers) -> the bf16 A operand of P V (the register layout wgmma RS reads).
+__device__ __forceinline__ void pack_p(const float (&s)[FMHA_BN / 2], uint32_t (&pa)[FMHA_BN / 16][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < FMHA_BN / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) pa[kk][r] = pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+}
+
+template <int D>
+__device__ __forceinline__ void issue_s(const cta_ctx<D> &c, int cwg, int slot, float (&s)[FMHA_BN / 2])
+{
+#pragma unroll
+    for (int i = 0; i < FMHA_BN / 2; i++) s[i] = 0.0f; // (the first k-step overwrites it; ptxas allocates
+                                                       // D = 256 without serialising only with it)
+    wgmma_fence();
+    wgmma_m64n128_ss_bf16_over_k<D>(s, c.tq, smem_u32(c.q), 64 * cwg, c.tk, c.k(slot));
+    wgmma_commit();
+}
+
+template <int D>
+__device__ __forceinline__ void issue_pv(const cta_ctx<D> &c, int slot, consumer_state<D> &st,
+                                         const uint32_t (&pa)[FMHA_BN / 16][4])
+{
+    wgmma_fence_operand(st.o);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < FMHA_BN / 16; kk++)
+        wgmma_m64nNk16_rs_bf16<D, 1>(st.o, pa[kk], smem_tile_desc_sm90(&c.tv, c.v(slot), 0, 16 * kk), 1);
+    wgmma_commit();
+}
+
+// The ping-pong's turn: wait for it before issuing this group's GEMMs, hand it over after.
+template <bool PP>
+__device__ __forceinline__ void turn_wait(int cwg)
+{
+    if constexpr (PP) {
+        if (cwg == 0) named_bar_sync<TURN_BAR>(TURN_THREADS);
+        else named_bar_sync<TURN_BAR + 1>(TURN_THREADS);
+    }
+}
+template <bool PP>
+__device__ __forceinline__ void turn_pass(int cwg)
+{
+    if constexpr (PP) {
+        if (cwg == 0) named_bar_arrive<TURN_BAR + 1>(TURN_THREADS);
+        else named_bar_arrive<TURN_BAR>(TURN_THREADS);
+    }
+}
+#endif
+
+template <int D, bool WS, bool PP, bool OV>
+static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
+{
+#if FMHA_SM90_DEVICE
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    const int wg = threadIdx.x / 128, t = threadIdx.x % 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int cwg = WS ? wg - 1 : wg; // consumer group 0 or 1; -1: the producer group
+
+    // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
+    if (threadIdx.x == 0) {
+        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make(D, a.p.pipe.ring).bars);
+        mbar_init(bar0 + 8u * FMHA_F_BAR_Q_FULL, 1);
+        for (int s = 0; s < a.p.pipe.ring; s++) {
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_FULL + s), 1);
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_FULL + s), 1);
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_EMPTY + s), FMHA_F_SM90_CONSUMER_WARPS);
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_EMPTY + s), FMHA_F_SM90_CONSUMER_WARPS);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+    if constexpr (WS) {
+        if (wg == 0) { // the producer group: nothing of the consumers' state is live here
+            producer_group<D>(a, smem);
+            return;
+        }
+        wg_setmaxnreg_inc<CONSUMER_REGS>();
+    }
+
+    // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
+    // parameter memory, and every asm "memory" clobber would reload each field)
+    cta_ctx<D> c;
+    c.p = a.p;
+    c.a = &a;
+    const fmha_params &p = c.p;
+    c.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES; // a footgun run expects hangs
+    const int ring = p.pipe.ring;
+    const smem_layout L = fmha_f_smem_layout_make(D, ring);
+    c.tq = fmha_q_tile(D); c.tk = fmha_k_tile(D); c.tv = fmha_v_tile(D);
+    c.q = smem + L.tile[FMHA_F_SMEM_Q];
+    c.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
+    c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
+    c.slot_bytes = c.tk.bytes;
+    c.bar0 = smem_u32(smem + L.bars);
+    c.q0 = blockIdx.x * FMHA_BM; c.h = blockIdx.y; c.b = blockIdx.z;
+    c.ntiles = fmha_kv_tiles(&p, c.q0);
+    const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
+    ring_state pk = ring_make(ring), pv = ring_make(ring); // its places in the ring
+    int next_k = 0, next_v = 0;                              // its next tiles
+    ring_ctx<D> rc;
+    if (producer) {
+        rc = make_ring_ctx<D>(a, p, smem);
+        mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, FMHA_BM));
+        load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
+        for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
+            produce<D>(rc, pk, next_k, false);
+            produce<D>(rc, pv, next_v, true);
+        }
+    }
+    if constexpr (PP) {
+        if (cwg == 1 && c.ntiles > 0) named_bar_arrive<TURN_BAR>(TURN_THREADS); // group 0 takes the first turn
+    }
+    mbar_wait_budget(c.q_full(), 0, p.wd, SITE_Q_FULL, c.probes); // also before the epilogue reuses Q for O
+    __syncwarp();
+
+    consumer_state<D> st;
+    {
+        int r, col;
+        wgmma_acc_map(t, 0, &r, &col);
+        st.row[0] = c.q0 + 64 * cwg + r;
+        st.row[1] = st.row[0] + 8;
+    }
+    st.m_i[0] = st.m_i[1] = -INFINITY;
+    st.l_i[0] = st.l_i[1] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) st.o[i] = 0.0f;
+    const float scale_log2 = p.scale * FMHA_LOG2E;
+    const bool early = p.faults & FMHA_FAULT_EARLY_RELEASE; // FG23
+    ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring
+    uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
+    const int last = c.ntiles - 1;
+
+    if constexpr (OV) {
+        // The overlapped loop. Tile 0 comes first on its own (no P V before it), so that every
+        // iteration of the loop has the same two wgmma groups in flight, and O is rescaled right
+        // after the P V that wrote it has completed, never between two in-flight groups: ptxas
+        // then keeps the wgmmas asynchronous instead of serialising them (C7514 / C7515)
+        auto s_tile = [&](float (&s)[FMHA_BN / 2], bool with_pv) {
+            // Step 2b: K_j has landed; S_j = Q K_j^T, then (with_pv) O += P_{j-1} V_{j-1}
+            const int kslot = ks.slot;
+            mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
+            __syncwarp();
+            turn_wait<PP>(cwg);
+            issue_s<D>(c, cwg, kslot, s);
+            if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            if (with_pv) {
+                mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
+                __syncwarp();
+                issue_pv<D>(c, vs.slot, st, pa);
+                if (early) release(c.v_empty(vs.slot)); // FG23
+                turn_pass<PP>(cwg);
+                wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
+            } else {
+                turn_pass<PP>(cwg);
+                wgmma_wait<0>();
+            }
+            wgmma_fence_operand(s);
+            if (!early) release(c.k_empty(kslot));
+            fmha_f_ring_advance(&ks, p.faults);
+            if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
+        };
+        auto pv_done = [&]() { // Step 2e: P_{j-1} V_{j-1} has completed: its V slot is free
+            wgmma_wait<0>();
+            wgmma_fence_operand(st.o);
+            if (!early) release(c.v_empty(vs.slot));
+            fmha_f_ring_advance(&vs, p.faults);
+            if (!WS && producer && next_v < c.ntiles) produce<D>(rc, pv, next_v++, true);
+        };
+        if (c.ntiles > 0) {
+            float s[FMHA_BN / 2], alpha[2];
+            s_tile(s, false);
+            softmax_tile<D>(p, st, s, 0, scale_log2, alpha); // Step 2c
+            rescale_o<D>(st, alpha);
+            pack_p(s, pa);
+        }
+        for (int j = 1; j < c.ntiles; j++) {
+            float s[FMHA_BN / 2], alpha[2];
+            s_tile(s, true);
+            softmax_tile<D>(p, st, s, j * FMHA_BN, scale_log2, alpha); // Step 2c, under P_{j-1} V_{j-1}
+            pv_done();
+            rescale_o<D>(st, alpha); // Step 2d: O *= alpha_j, while no MMA writes O
+            pack_p(s, pa);
+        }
+        if (c.ntiles > 0) { // the last tile's P V
+            mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
+            __syncwarp();
+            turn_wait<PP>(cwg);
+            issue_pv<D>(c, vs.slot, st, pa);
+            if (cwg == 0) turn_pass<PP>(cwg); // group 1's last window passes nothing: nobody would take it
+            wgmma_wait<0>();
+            wgmma_fence_operand(st.o);
+        }
+    } else {
+        for (int j = 0; j < c.ntiles; j++) {
+            const int kslot = ks.slot;
+            // Step 2b: K_j has landed; S_j = Q K_j^T
+            mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
+            __syncwarp();
+            float s[FMHA_BN / 2];
+            turn_wait<PP>(cwg);
+            issue_s<D>(c, cwg, kslot, s);
+            if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            turn_pass<PP>(cwg);
+            wgmma_wait<0>();
+            if (!early) release(c.k_empty(kslot));
+            fmha_f_ring_advance(&ks, p.faults);
+            if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
+            // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
+            float alpha[2];
+            softmax_tile<D>(p, st, s, j * FMHA_BN, scale_log2, alpha);
+            // Step 2d: the correction; step 2e: V_j has landed; O += P_j V_j
+            rescale_o<D>(st, alpha);
+            pack_p(s, pa);
+            mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
+            __syncwarp();
+            turn_wait<PP>(cwg);
+            issue_pv<D>(c, vs.slot, st, pa);
+            if (early) release(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
+            if (!(cwg == 1 && j == last)) turn_pass<PP>(cwg); // group 1's last pass: nobody would take it
+            wgmma_wait<0>();
+            if (!early) release(c.v_empty(vs.slot));
+            fmha_f_ring_advance(&vs, p.faults);
+            if (!WS && producer && next_v < c.ntiles) produce<D>(rc, pv, next_v++, true);
+        }
+    }
+
+    // Step 3: epilogue: finish the row sums over the quad, normalise; O -> SMEM -> TMA store; LSE
+    float inv_l[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        st.l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, st.l_i[hi], 1);
+        st.l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, st.l_i[hi], 2);
+        inv_l[hi] = st.l_i[hi] > 0.0f ? 1.0f / st.l_i[hi] : 0.0f; // no visible key: O = 0
+    }
+#pragma unroll
+    for (int i = 0; i < D / 2; i += 2) {
+        int r, col;
+        wgmma_acc_map(t, i, &r, &col);
+        const int hi = (i >> 1) & 1;
+        *(uint32_t *)(c.q + smem_tile_offset(&c.tq, 64 * cwg + r, col)) =
+            pack_bf16x2(st.o[i] * inv_l[hi], st.o[i + 1] * inv_l[hi]);
+    }
+    fence_proxy_async(); // generic writes -> the async proxy (FG22)
+    __syncwarp();
+    const int r0 = 64 * cwg + 16 * (warp % 4);
+    if (lane == 0 && c.q0 + r0 < p.sq) {
+#pragma unroll
+        for (int cc = 0; cc < D / FMHA_BOX_COLS; cc++)
+            tma_store_4d(&a.o, smem_u32(c.q) + smem_tile_offset(&c.tq, r0, FMHA_BOX_COLS * cc), FMHA_BOX_COLS * cc,
+                         c.q0 + r0, c.h, c.b);
+        tma_store_commit();
+        tma_store_wait_read<0>(); // SMEM read: the CTA may exit
+    }
+    __syncwarp();
+    if (lane % 4 == 0) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++)
+            if (st.row[hi] < p.sq)
+                p.lse[((int64_t)c.b * p.hq + c.h) * p.sq + st.row[hi]] =
+                    st.l_i[hi] > 0.0f ? st.m_i[hi] * FMHA_LN2 + logf(st.l_i[hi]) : -INFINITY;
+    }
+    // Step 4: teardown: nothing to free
+#else
+    (void)a;
+#endif
+}
+
+template <int D, bool WS, bool PP, bool OV>
+static int launch(const fmha_params &p, const fmha_tma_args &a)
+{
+    const uint32_t smem = fmha_f_smem_layout_make(D, p.pipe.ring).bytes;
+    return launch_kernel(fmha_kernel<D, WS, PP, OV>, fmha_grid(&p), fmha_f_sm90_threads(WS), smem, a);
+}
+
+// The overlap keeps P_{j-1} (32 registers) and S_j (64) live beside O (D / 2): at D = 256 that is
+// past the consumers' 232 registers, so D = 256 runs without it (stage_f.c rejects the switch).
+template <int D>
+static int launch_d(const fmha_params &p, const fmha_tma_args &a)
+{
+    const int ws = p.pipe.ws, pp = p.pipe.pingpong;
+    const bool ov = FMHA_F_SM90_OVERLAP_OK(D) && p.pipe.overlap;
+    if (!ws) return ov ? launch<D, false, false, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, false, false, false>(p, a);
+    if (pp) return ov ? launch<D, true, true, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, true, true, false>(p, a);
+    return ov ? launch<D, true, false, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, true, false, false>(p, a);
+}
+
+extern "C" int stage_f_sm90_launch(const void *params)
+{
+    const fmha_params &p = *(const fmha_params *)params;
+    fmha_tma_args a;
+    char err[800];
+    if (fmha_tmaps_encode(&p, 9, &a, err, sizeof err)) {
+        fprintf(stderr, "stage F (sm90): %s\n", err);
+        return 1;
+    }
+    if (p.pipe.ring < 1 || p.pipe.ring > FMHA_RING_MAX) {
+        fprintf(stderr, "stage F (sm90): ring %d outside 1..%d\n", p.pipe.ring, FMHA_RING_MAX);
+        return 1;
+    }
+    return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) { return launch_d<decltype(D)::value>(p, a); });
+}

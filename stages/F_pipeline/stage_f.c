@@ -1,0 +1,176 @@
+/* Stage F glue: the pipeline switches and their rules, the backends, the footgun variants, the
+ * shape table (stage C's attention table, then the switch combinations and long sequences). The
+ * attention host side is common/host/attention.c, the tensor maps common/host/fmha_tmaps.c; the
+ * kernels are fmha_sm90.cu / fmha_sm100.cu, the host-model pipeline fmha_emu.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "host/attention.h"
+#include "host/backend.h"
+#include "host/fmha_tmaps.h"
+#include "host/runner.h"
+#include "host/shape_table.h"
+#include "fmha.h"
+
+/* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
+static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
+
+/* The switches each backend has, named by the rule a bad combination breaks. */
+static int validate_pipe(const fmha_opts *o, char *err, size_t len)
+{
+    const int ring = ring_of(o), sm90 = o->backend == BACKEND_SM90;
+    if (ring > FMHA_RING_MAX) {
+        snprintf(err, len, "--ring=%d: the ring has 1 to %d slots", ring, FMHA_RING_MAX);
+        return 2;
+    }
+    const uint32_t smem = fmha_f_smem_layout_make(o->d, ring).bytes;
+    if (smem > SMEM_OPTIN_MAX_BYTES) {
+        snprintf(err, len, "--ring=%d --d=%d: Q and %d K/V slot pairs need %u bytes of SMEM, over the %u-byte opt-in limit "
+                 "(use a shallower ring)", ring, o->d, ring, smem, SMEM_OPTIN_MAX_BYTES);
+        return 2;
+    }
+    if (!sm90 && !o->ws) {
+        snprintf(err, len, "--ws=0: the %s flow is warp-specialised by design (load, MMA and softmax warps); --ws 0 is "
+                 "sm90's variant", backend_name(o->backend));
+        return 2;
+    }
+    if (!sm90 && o->pingpong) {
+        snprintf(err, len, "--pingpong=1: the ping-pong of two consumer warpgroups is sm90's (the %s flow has one "
+                 "softmax group per CTA)", backend_name(o->backend));
+        return 2;
+    }
+    if (sm90 && o->pingpong && !o->ws) {
+        snprintf(err, len, "--pingpong=1 --ws=0: the ping-pong hands the MMAs between the consumer warpgroups while a "
+                 "producer warp of its own keeps the ring full; it needs --ws 1");
+        return 2;
+    }
+    if (sm90 && o->overlap && !FMHA_F_SM90_OVERLAP_OK(o->d)) {
+        snprintf(err, len, "--overlap=1 --d=%d: S_j, P_{j-1} and O (D / 2 registers) do not fit a consumer thread's 232 "
+                 "registers past D = 128", o->d);
+        return 2;
+    }
+    if (!sm90 && o->overlap && o->d > 128) {
+        snprintf(err, len, "--overlap=1 --d=%d: two S buffers, two P buffers and O need 2 x 128 + 2 x 64 + D <= 512 TMEM "
+                 "columns, so D <= 128", o->d);
+        return 2;
+    }
+    return 0;
+}
+
+static int validate(const fmha_opts *o, char *err, size_t len)
+{
+    if (validate_pipe(o, err, len)) return 2;
+    if (attn_validate(o, "F", fmha_f_smem_layout_make(o->d, ring_of(o)).bytes, err, len)) return 2;
+    fmha_params p;
+    attn_params_for(o, &p);
+    char why[400];
+    if (fmha_tmaps_check(&p, o->backend == BACKEND_SM90 ? 9 : 10, why, sizeof why)) {
+        snprintf(err, len, "the tensor maps of this shape break a cuTensorMapEncodeTiled rule: %s", why);
+        return 2;
+    }
+    return 0;
+}
+
+extern const stage_def stage_F;
+
+static int run(const fmha_opts *o, stage_result *r)
+{
+    attn_problem ap;
+    if (attn_problem_make(o, &ap)) return 1;
+    ap.p.faults = o->fault_bits;
+    ap.p.pipe.ring = ring_of(o);
+    ap.p.pipe.ws = o->ws;
+    ap.p.pipe.pingpong = o->pingpong;
+    ap.p.pipe.overlap = o->overlap;
+    int rc;
+    if (o->backend == BACKEND_EMU) {
+        char err[320];
+        rc = stage_f_emu_run(&ap.p, o->seed, err, sizeof err);
+        if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
+        if (rc) fprintf(stderr, "stage F (emu): %s\n", err);
+    } else {
+        rc = attn_run_gpu(&stage_F, o, &ap, r);
+    }
+    attn_counts(o, &ap, r);
+    if (attn_dump(o, "F", &ap)) rc = 1;
+    if (rc == 0 && o->check) attn_check(o, &ap, r);
+    const size_t n = strlen(r->detail);
+    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s)", n ? "; " : "", ap.p.pipe.ring,
+             o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM");
+    attn_problem_free(&ap);
+    return rc;
+}
+
+/* The shape table. gpu: stage C's attention table (D 64..256, Sq 1..128, Skv 1..4096 with tails,
+ * causal, GQA/MQA, BSHD), then every switch combination at a few shapes and long sequences. */
+static const char *const switch_rows[] = {
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 1 --ws 0 --pingpong 0 --overlap 0 --seed 21",
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 0 --pingpong 0 --overlap 0 --seed 22",
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 0 --pingpong 0 --overlap 0 --seed 23",
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 1 --pingpong 0 --overlap 0 --seed 24",
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 1 --pingpong 0 --overlap 0 --seed 25",
+    "--d 64 --sq 257 --skv 700 --hq 2 --hkv 2 --ring 3 --ws 1 --pingpong 0 --overlap 0 --layout bshd --seed 26",
+    "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --ring 1 --ws 1 --pingpong 0 --overlap 0 --seed 27",
+    "--d 128 --sq 128 --skv 16384 --hq 1 --hkv 1 --seed 28",
+    "--d 128 --sq 256 --skv 32768 --causal --hq 1 --hkv 1 --seed 29",
+    "--d 64 --sq 1 --skv 16384 --hq 8 --hkv 1 --seed 30",
+};
+static const char *const emu_rows[] = {
+    "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
+    "--d 64 --sq 130 --skv 700 --hq 2 --hkv 1 --ring 2 --seed 2",
+    "--d 128 --sq 64 --skv 1025 --causal --hq 1 --hkv 1 --ring 3 --seed 3",
+    "--d 256 --sq 33 --skv 200 --hq 2 --hkv 2 --ring 1 --seed 4 --layout bshd",
+    "--d 64 --sq 1 --skv 513 --hq 4 --hkv 1 --ring 2 --seed 5",
+};
+
+static int shapes(shape_suite suite, int i, char *args, size_t len)
+{
+    const int nsw = (int)(sizeof switch_rows / sizeof switch_rows[0]);
+    switch (suite) {
+    case SUITE_GPU:
+        if (shape_attn_row(suite, i, args, len)) return 1;
+        for (int k = 0; shape_attn_row(suite, k, args, len); k++) i--;
+        return shape_list_row(switch_rows, nsw, i, args, len);
+    case SUITE_GPU_QUICK:
+        if (shape_attn_row(suite, i, args, len)) return 1;
+        for (int k = 0; shape_attn_row(suite, k, args, len); k++) i--;
+        return shape_list_row(switch_rows, 3, i, args, len);
+    case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
+    default: return shape_attn_row(suite, i, args, len);
+    }
+}
+
+#define ALL_BACKENDS (BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM90) | BACKEND_BIT(BACKEND_SM100))
+#define SM100_FLOW (BACKEND_BIT(BACKEND_EMU) | BACKEND_BIT(BACKEND_SM100))
+static const stage_fault faults[] = {
+    {"early-release", "FG23", FMHA_FAULT_EARLY_RELEASE, ALL_BACKENDS,
+     "a ring slot's empty barrier arrived before the MMA reading it completed: the producer refills it mid-MMA",
+     "--d 128 --sq 256 --skv 512 --hq 2 --hkv 1 --ring 1"},
+    {"ring-same-parity", "FG16", FMHA_FAULT_RING_SAME_PARITY, ALL_BACKENDS,
+     "the producer waits a slot's empty barrier with the full parity: the first pass through the ring waits for ever",
+     "--d 64 --sq 128 --skv 512 --hq 1 --hkv 1 --ring 2"},
+    {"ring-no-flip", "FG16", FMHA_FAULT_RING_NO_FLIP, ALL_BACKENDS,
+     "the ring's phase not flipped at the wrap: on the second pass the waits pass at once, before the slot is refilled",
+     "--d 64 --sq 128 --skv 1024 --hq 1 --hkv 1 --ring 2"},
+    {"commit-multicast", "FG11", FMHA_FAULT_COMMIT_MULTICAST, SM100_FLOW,
+     "an MMA commit sent with a cluster multicast mask in a launch without cluster peers: the arrive goes elsewhere",
+     "--d 64 --sq 128 --skv 256 --hq 1 --hkv 1"},
+};
+
+const stage_def stage_F = {
+    .letter = "F",
+    .name = "F_pipeline",
+    .title = "attention forward with a K/V ring, warp specialisation and MMA/softmax overlap",
+    .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE,
+    .backends = ALL_BACKENDS,
+    .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = 0,
+                 .overlap = 0, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
+                 .warmup = 3},
+    .validate = validate,
+    .run = run,
+    .launch_sm100 = stage_f_sm100_launch,
+    .launch_sm90 = stage_f_sm90_launch,
+    .shapes = shapes,
+    .faults = faults,
+    .nfaults = (int)(sizeof faults / sizeof faults[0]),
+};

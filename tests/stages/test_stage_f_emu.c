@@ -1,0 +1,48 @@
+/* Stage F on the host model (runs everywhere, CI included): its emu suite as an event simulation
+ * of the warp-specialised pipeline (model/role_sim.h: each role runs until it waits; every ring
+ * depth), over several interleavings, and the program contract: the pipeline switches' rules. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "stage_run.h"
+
+extern const stage_def stage_F;
+
+Test(stage_f_emu, shape_table)
+{
+    cr_expect_eq(emu_table_failures(&stage_F, 5), 0, "stage F emu suite: see the FAILED lines");
+}
+
+/* One shape through many schedules: a seed picks the order in which runnable roles go. */
+Test(stage_f_emu, interleavings)
+{
+    char args[160];
+    int failed = 0;
+    for (int seed = 1; seed <= 12; seed++) {
+        snprintf(args, sizeof args, "--backend emu --d 64 --sq 130 --skv 600 --hq 2 --hkv 1 --causal --ring %d --seed %d",
+                 1 + seed % 3, seed);
+        failed += stage_run_counted(&stage_F, args);
+    }
+    cr_expect_eq(failed, 0, "%d of 12 interleavings failed", failed);
+}
+
+Test(stage_f_emu, program_contract)
+{
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --sq 64 --skv 200 > /dev/null"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --sq 64 --skv 300 --overlap 1 --d 128 > /dev/null"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--ring 4 > /dev/null 2>&1"), 2, "the ring has 1 to 3 slots");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --ring 2 --d 256 2>&1 | tail -n 1 | grep -q 'opt-in limit'"),
+                 0, "two K/V slot pairs at D = 256 are over the SMEM limit");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --ws 0 2>&1 | tail -n 1 | grep -q 'warp-specialised by design'"),
+                 0, "--ws 0 is sm90's variant");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --pingpong 1 2>&1 | tail -n 1 | grep -q 'sm90'"), 0,
+                 "the ping-pong is sm90's");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --overlap 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q 'TMEM'"),
+                 0, "two S and two P buffers leave D <= 128 of TMEM for O");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --pingpong 1 --ws 0 2>&1 | tail -n 1 | grep -q 'needs --ws 1'"),
+                 0, "sm90's ping-pong needs its producer warpgroup");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --overlap 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
+                                              "'232 registers'"),
+                 0, "sm90's overlap stops at D = 128 (registers)");
+    cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
+}
