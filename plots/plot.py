@@ -17,6 +17,10 @@ no full run. It writes, for the GPU of the newest run:
                               (FA3 protocol) and the Llama-3.1 shape, non-causal and causal
   plots/decode_bandwidth.png  GB/s of stage D's decode rows and the SDPA baselines against the
                               read-only ceiling, or "not yet"
+  plots/ablation.png          what each pipeline idea buys at the reference shape: stage C, stage
+                              E, then stage F under each switch setting of its ablation rows
+                              (kind "ablation", the switches in the note), cuDNN as a line;
+                              non-causal and causal panels, or "not yet"
 and regenerates the table between <!-- perf-table:begin --> and <!-- perf-table:end --> in
 README.md (reference shapes, sorted by stage then shape, never by speed; missing stages shown as
 missing), adding a "## Performance" section with the milestone plot when it is absent. Other GPUs'
@@ -517,9 +521,10 @@ def update_readme(readme, table, img_rel, extra_rel):
     else:
         text = text.replace(BEGIN, "").replace(END, "")
         section = ("## Performance\n\n![Milestones: TFLOP/s per stage at the reference shape](%s)\n\n"
-                   "Also: [TFLOP/s against sequence length](%s), [decode bandwidth](%s). `make bench` (on a GPU "
-                   "machine) writes `plots/data/<gpu>-<date>.csv`; `make plots` redraws the figures and this "
-                   "table from it.\n\n%s\n" % (img_rel, extra_rel[0], extra_rel[1], table))
+                   "Also: [TFLOP/s against sequence length](%s), [decode bandwidth](%s), [the pipeline ablation](%s). "
+                   "`make bench` (on a GPU machine) writes `plots/data/<gpu>-<date>.csv`; `make plots` redraws the "
+                   "figures and this table from it.\n\n%s\n" % (img_rel, extra_rel[0], extra_rel[1], extra_rel[2],
+                                                                   table))
         m = re.search(r"^## Performance[ \t]*\n", text, re.M)
         if m:
             text = text[:m.end()] + "\n" + table + "\n" + text[m.end():]
@@ -540,6 +545,61 @@ def update_readme(readme, table, img_rel, extra_rel):
     return text != orig
 
 
+def ablation_label(r):
+    """'ring 2, ws 1, pp 1, ov 0' from the note 'switches: --ring 2 --ws 1 --pingpong 1 --overlap 0'."""
+    m = dict(re.findall(r"--(ring|ws|pingpong|overlap) (\S+)", r.get("note") or ""))
+    short = (("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"))
+    return ", ".join("%s %s" % (s, m[k]) for k, s in short if k in m) or (r.get("note") or "?")
+
+
+def fig_ablation(run, path):
+    """Bars at the reference shape, non-causal and causal: stages C and E (their protocol rows),
+    then every ablation row of the run in its order (stage F's switch ladder), cuDNN as a line."""
+    plt = plt_module()
+    fig, axes = plt.subplots(1, 2, figsize=(14, 6.2), sharey=True)
+    abl = [r for r in run.rows if r["kind"] == "ablation"]
+    ymax = max([r["tflops"] or 0 for r in run.rows if r["kind"] in ("stage", "ablation", "baseline")
+                and (is_ref(r, 0) or is_ref(r, 1))] + [100]) * 1.2
+    for ax, causal in zip(axes, (0, 1)):
+        pick = lambda r, c=causal: is_ref(r, c)
+        bars = []
+        for x in ("C", "E"):
+            st, r = slot(run, x, pick)
+            bars.append(("stage %s" % x, STAGE_COLOR[x], st, r))
+        for r in (r for r in abl if pick(r)):
+            bars.append(("%s: %s" % (r["name"], ablation_label(r)), STAGE_COLOR.get(r["name"], "tab:gray"),
+                         r["status"], r))
+        if not any(r is not None and r["kind"] == "ablation" for _, _, _, r in bars):
+            ax.text(0.5, 0.5, "not yet: no ablation rows in this run", ha="center", va="center", fontsize=14,
+                    color="dimgray", transform=ax.transAxes)
+        for i, (lab, col, st, r) in enumerate(bars):
+            if r is not None and st == "ok" and r["tflops"]:
+                ax.bar(i, r["tflops"], color=col, width=0.65)
+                txt = "%.0f" % r["tflops"]
+                if r["ratio"] is not None:
+                    txt += "\n%.2fx" % r["ratio"]
+                ax.text(i, r["tflops"] + ymax * 0.01, txt, ha="center", va="bottom", fontsize=8)
+            else:
+                ax.text(i, ymax * 0.3, st or "?", ha="center", va="center", fontsize=8, color="dimgray", rotation=90)
+        b = baseline_at(run, "sdpa_cudnn", pick)
+        if b:
+            lab_, colr, ls = BASE_STYLE["sdpa_cudnn"]
+            ax.axhline(b["tflops"], color=colr, ls=ls, lw=1.4, label="%s: %.0f TFLOP/s" % (lab_, b["tflops"]))
+            ax.legend(loc="upper left", fontsize=8)
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([lab for lab, _, _, _ in bars], rotation=35, ha="right", fontsize=8)
+        ax.set_ylim(0, ymax)
+        ax.set_title("%s: B=%d, H=%d, S=%d, D=%d" % ("causal" if causal else "non-causal", REF["b"], REF["hq"],
+                                                     REF["s"], REF["d"]), fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("TFLOP/s (ratio to cuDNN under each bar)")
+    fig.suptitle("What each pipeline idea buys: stage C -> E (TMA) -> F's ring, producer warpgroup (ws), "
+                 "ping-pong (pp), overlap (ov)\n" + run.title(), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 # ---------------------------------------------------------------------------------------------
 def slug(gpu):
     s = re.sub(r"[^a-z0-9]+", "-", gpu.lower().replace("nvidia", "")).strip("-")
@@ -555,7 +615,7 @@ def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
                   "GPU machine first." % data_dir)
         return 0
     os.makedirs(out_dir, exist_ok=True)
-    names = ("milestones", "tflops_vs_seqlen", "decode_bandwidth")
+    names = ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation")
     for i, run in enumerate(runs):
         suffix = "" if i == 0 else "-" + slug(run.gpu)
         paths = [os.path.join(out_dir, n + suffix + ".png") for n in names]
@@ -563,6 +623,7 @@ def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
         fig_milestones(ref, paths[0])
         fig_seqlen(run, paths[1])
         fig_decode(run, paths[2])
+        fig_ablation(ref, paths[3])
         if not quiet:
             print("plots: %s -> %s; %s -> %s" % (ref.path, paths[0], run.path, ", ".join(paths[1:])))
     if readme:
@@ -572,7 +633,8 @@ def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
         table = table_markdown(main, rel(main.path))
         changed = update_readme(readme, table, rel(os.path.join(out_dir, "milestones.png")),
                                 (rel(os.path.join(out_dir, "tflops_vs_seqlen.png")),
-                                 rel(os.path.join(out_dir, "decode_bandwidth.png"))))
+                                 rel(os.path.join(out_dir, "decode_bandwidth.png")),
+                                 rel(os.path.join(out_dir, "ablation.png"))))
         if not quiet:
             print("plots: README perf table %s from %s" % ("updated" if changed else "unchanged", main.path))
     return 0
@@ -620,6 +682,10 @@ def selftest():
             row("stage", "D", "", None, "missing", bname="", note="stage D does not exist yet"),
             row("stage", "E", "", None, "missing", bname="sdpa_cudnn", note="stage E does not exist yet"),
             row("stage", "F", "", None, "missing", bname="sdpa_cudnn", note="stage F does not exist yet"),
+            row("ablation", "F", "sm90", ref0, "ok", 420.0, 2.6, "sdpa_cudnn", 600.0,
+                note="switches: --ring 2 --ws 1 --pingpong 0 --overlap 0"),
+            row("ablation", "F", "sm90", ref1, "ok", 380.0, 1.5, "sdpa_cudnn", 500.0,
+                note="switches: --ring 2 --ws 1 --pingpong 1 --overlap 1"),
         ]
 
         def write(name, rs, cols=BENCH_COLS):
@@ -654,7 +720,9 @@ def selftest():
         write("runner-rows.csv", [["2000-01-02", gpu, "A", "sm90"]], cols=["date", "gpu", "stage", "backend"])
 
         check(run_plots(data, out, readme, quiet=True) == 0, "run_plots exit 0")
-        for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth"):
+        check(ablation_label({"note": "switches: --ring 2 --ws 1 --pingpong 1 --overlap 1"}) == "ring 2, ws 1, pp 1, ov 1",
+              "ablation label from the note")
+        for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):
             p = os.path.join(out, n + ".png")
             ok = os.path.exists(p) and os.path.getsize(p) > 5000
             if ok:

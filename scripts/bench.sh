@@ -12,6 +12,10 @@
 # 4*B*H*Sq*Skv*D) list the non-causal shapes with H = Hq; attention stages count
 # 4*B*Hq*Sq*Skv*D, halved for causal. Decode rows (stage D) use the decode table below.
 #
+# Ablation: after the protocol, each stage's `--shapes ablation` rows (stage F: the reference shape
+# under each setting of --ring/--ws/--pingpong/--overlap) as rows of kind "ablation" with the
+# switches in the note; plots/ablation.png draws them beside stages C and E.
+#
 # Stages come from STAGE_TABLE (letter, shape family, baseline) and from build/bin/stage_*: a stage
 # in the table without a binary is one "missing" row; a binary without a table line is one
 # "skipped" row. A new stage plugs in with one line in STAGE_TABLE.
@@ -329,9 +333,10 @@ stage_flops() { # family b hq hkv sq skv d causal
     if (f == "qk") x = 2 * b * h * sq * sk * d; else { x = 4 * b * h * sq * sk * d; if (c == 1) x /= 2 }
     printf "%.6e", x }'
 }
-run_stage() {
-  local X=$1 fam=$2 bname=$3 shp=$4 page=${5:-}
-  local bin=build/bin/stage_$X log rc out tmpcsv st note backend tmed tmin tf gb btf ratio
+run_stage() { # X family baseline "b hq hkv sq skv d c" [page] [switch flags: an ablation row]
+  local X=$1 fam=$2 bname=$3 shp=$4 page=${5:-} extra=${6:-}
+  local bin=build/bin/stage_$X log rc out tmpcsv st note backend tmed tmin tf gb btf ratio kind=stage
+  [ -n "$extra" ] && kind=ablation
   # shellcheck disable=SC2086
   set -- $shp
   local b=$1 hq=$2 hkv=$3 sq=$4 skv=$5 d=$6 c=$7
@@ -343,15 +348,17 @@ run_stage() {
     attn) args+=(--hkv "$hkv" --causal "$c") ;;
     decode) args+=(--hkv "$hkv" --page "$page") ;;
   esac
+  # shellcheck disable=SC2206
+  [ -n "$extra" ] && args+=($extra)
   [ "$bname" = - ] && bname=""
   if [ "$fam" = qk ] && too_big 4 "$@"; then
     [ "$DRY" = 1 ] && echo "would skip: $bin ${args[*]} (S: $(s_gb 4 "$@") GB)"
-    row stage "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "S would take $(s_gb 4 "$@") GB > BENCH_MAX_S_GB=$MAX_S_GB"
+    row "$kind" "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "S would take $(s_gb 4 "$@") GB > BENCH_MAX_S_GB=$MAX_S_GB"
     return
   fi
   if [ "$DRY" = 1 ]; then echo "would run: $bin ${args[*]} --csv <tmp>"; return; fi
-  if over_budget; then row stage "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "time budget of ${BUDGET_S} s used up"; return; fi
-  log=$RUN/stage_${X}_b${b}_hq${hq}_hkv${hkv}_s${sq}_d${d}_c${c}.log
+  if over_budget; then row "$kind" "$X" "" "$@" skipped "" "" "" "" "$bname" "" "" "time budget of ${BUDGET_S} s used up"; return; fi
+  log=$RUN/stage_${X}_b${b}_hq${hq}_hkv${hkv}_s${sq}_d${d}_c${c}${extra:+_$(echo "$extra" | tr -d ' -')}.log
   tmpcsv=$RUN/stage_${X}.runner.csv
   rm -f "$tmpcsv"
   local t1; t1=$(date +%s)
@@ -382,6 +389,7 @@ run_stage() {
   else
     st=failed; note="exit $rc: $(echo "${out:-$(tail -n 1 "$log")}" | cut -c1-200); log $log"
   fi
+  [ -n "$extra" ] && note="switches: $extra${note:+; $note}"
   if [ -n "$bname" ]; then
     local bkey="$bname|$b $hq $hkv $sq $skv $d $c"
     btf=${BASE_TF[$bkey]:-}
@@ -395,8 +403,8 @@ run_stage() {
       note="${note:+$note; }no $bname value at this shape"
     fi
   fi
-  row stage "$X" "$backend" "$b" "$hq" "$hkv" "$sq" "$skv" "$d" "$c" "$st" "$tmed" "$tmin" "$tf" "$gb" "$bname" "$btf" "$ratio" "$note"
-  progress "stage $X $(shape_label "$b" "$hq" "$hkv" "$sq" "$d" "$c"): $st ${tf:+$tf TFLOP/s }${ratio:+(x$ratio $bname) }($(( $(date +%s) - t1 )) s)$([ "$st" != ok ] && echo " ${note:0:100}")"
+  row "$kind" "$X" "$backend" "$b" "$hq" "$hkv" "$sq" "$skv" "$d" "$c" "$st" "$tmed" "$tmin" "$tf" "$gb" "$bname" "$btf" "$ratio" "$note"
+  progress "$kind $X${extra:+ ($extra)} $(shape_label "$b" "$hq" "$hkv" "$sq" "$d" "$c"): $st ${tf:+$tf TFLOP/s }${ratio:+(x$ratio $bname) }($(( $(date +%s) - t1 )) s)$([ "$st" != ok ] && echo " ${note:0:100}")"
 }
 runner_col() { # FILE COLUMN: that column of the last row of a runner CSV (no quoted commas there)
   [ -f "$1" ] || return 0
@@ -461,6 +469,18 @@ while read -r X shp; do
   fi
   run_stage "$X" "$fam" "${BASE_OF[$X]}" "$shp"
 done <<<"$WORK"
+# Ablation rows after the protocol: a stage's `--shapes ablation` (stage F: the reference shape
+# under each setting of its pipeline switches), kind "ablation", the switches in the note; the
+# ablation plot sets them beside stages C and E at the same shape.
+for X in "${ORDER[@]}"; do
+  { present "$X" && [ "${FAMILY[$X]}" = attn ]; } || continue
+  while read -r line; do
+    [ -n "$line" ] || continue
+    sw=$(echo "$line" | grep -oE -- '--(ring|ws|pingpong|overlap) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+    run_stage "$X" attn "${BASE_OF[$X]}" "$(tuple_of "$line")" "" "$sw"
+  done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)
+done
+
 # Missing and unknown stages: one row each, never dropped.
 for X in "${ORDER[@]}"; do
   if ! present "$X"; then

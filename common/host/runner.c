@@ -128,7 +128,7 @@ static void fault_symptom(int rc, const stage_result *r, char *buf, size_t len)
     if (n > 2 && buf[n - 2] == ';') buf[n - 2] = '\0';
 }
 
-static const char *const suite_names[SUITE_COUNT] = {"gpu", "gpu-quick", "emu", "bench", "bench-quick"};
+static const char *const suite_names[SUITE_COUNT] = {"gpu", "gpu-quick", "emu", "bench", "bench-quick", "ablation"};
 
 const char *shape_suite_name(shape_suite s) { return (unsigned)s < SUITE_COUNT ? suite_names[s] : "?"; }
 
@@ -145,7 +145,7 @@ static int list_shapes(const stage_def *st, const char *prog, const char *suite)
     const int s = shape_suite_parse(suite);
     if (s < 0 || !st->shapes) {
         fprintf(stderr, "%s: error: --shapes %s: %s\n", prog, suite,
-                st->shapes ? "suites are gpu, gpu-quick, emu, bench, bench-quick" : "this stage has no shape table");
+                st->shapes ? "suites are gpu, gpu-quick, emu, bench, bench-quick, ablation" : "this stage has no shape table");
         return 2;
     }
     char args[512];

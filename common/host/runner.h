@@ -43,8 +43,9 @@ typedef struct {
 typedef int (*stage_launch_fn)(const void *params);
 
 /* Shape suites of a stage's one shape table (stage_def.shapes): the GPU tests, their trimmed set
- * under the sanitizers, the emu tests, and the benchmark (full and quick). */
-typedef enum { SUITE_GPU = 0, SUITE_GPU_QUICK, SUITE_EMU, SUITE_BENCH, SUITE_BENCH_QUICK, SUITE_COUNT } shape_suite;
+ * under the sanitizers, the emu tests, the benchmark (full and quick), and the benchmark's
+ * ablation rows (one shape under each switch setting a stage has: stage F). */
+typedef enum { SUITE_GPU = 0, SUITE_GPU_QUICK, SUITE_EMU, SUITE_BENCH, SUITE_BENCH_QUICK, SUITE_ABLATION, SUITE_COUNT } shape_suite;
 
 typedef struct {
     const char *letter;     /* "A" */
@@ -69,7 +70,7 @@ typedef struct {
     int nfaults;
 } stage_def;
 
-/* "gpu", "gpu-quick", "emu", "bench", "bench-quick"; -1 for an unknown name. */
+/* "gpu", "gpu-quick", "emu", "bench", "bench-quick", "ablation"; -1 for an unknown name. */
 const char *shape_suite_name(shape_suite s);
 int shape_suite_parse(const char *name);
 

@@ -123,6 +123,26 @@ static const char *const emu_rows[] = {
     "--d 64 --sq 1 --skv 513 --hq 4 --hkv 1 --ring 2 --seed 5",
 };
 
+/* ablation: the reference shape (FA3 protocol, D = 128, S = 8k), non-causal and causal, under
+ * each step of the ladder the ablation plot draws: stage E's flow on the ring, a deeper ring, the
+ * producer warpgroup, then the ping-pong and the overlap alone and together, and the deepest ring
+ * with everything. `make bench` runs these after the protocol rows. */
+static const char *const ablation_steps[] = {
+    "--ring 1 --ws 0 --pingpong 0 --overlap 0", "--ring 2 --ws 0 --pingpong 0 --overlap 0",
+    "--ring 2 --ws 1 --pingpong 0 --overlap 0", "--ring 2 --ws 1 --pingpong 1 --overlap 0",
+    "--ring 2 --ws 1 --pingpong 0 --overlap 1", "--ring 2 --ws 1 --pingpong 1 --overlap 1",
+    "--ring 3 --ws 1 --pingpong 1 --overlap 1",
+};
+
+static int ablation_row(int i, char *args, size_t len)
+{
+    const int n = (int)(sizeof ablation_steps / sizeof ablation_steps[0]);
+    if (i < 0 || i >= 2 * n) return 0;
+    snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128%s %s", i >= n ? " --causal" : "",
+             ablation_steps[i % n]);
+    return 1;
+}
+
 static int shapes(shape_suite suite, int i, char *args, size_t len)
 {
     const int nsw = (int)(sizeof switch_rows / sizeof switch_rows[0]);
@@ -136,6 +156,7 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
         for (int k = 0; shape_attn_row(suite, k, args, len); k++) i--;
         return shape_list_row(switch_rows, 3, i, args, len);
     case SUITE_EMU: return shape_list_row(emu_rows, (int)(sizeof emu_rows / sizeof emu_rows[0]), i, args, len);
+    case SUITE_ABLATION: return ablation_row(i, args, len);
     default: return shape_attn_row(suite, i, args, len);
     }
 }

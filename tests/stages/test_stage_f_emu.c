@@ -45,4 +45,11 @@ Test(stage_f_emu, program_contract)
                                               "'232 registers'"),
                  0, "sm90's overlap stops at D = 128 (registers)");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
+    /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps each */
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 14"),
+                 0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--ring 2 --ws 1 --pingpong 1 --overlap 1' | "
+                                              "grep -qx 2"),
+                 0);
+    cr_expect_eq(program_exit_code("stage_E", "--shapes ablation | wc -l | grep -qx 0"), 0, "stage E has no switches");
 }
