@@ -61,6 +61,7 @@
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
+#include "device/tma_tile.cuh"
 #include "sm100/tcgen05.cuh"
 #define FMHA_SM100_DEVICE 1
 #else
@@ -70,18 +71,6 @@
 // Watchdog site ids of the waits: the barrier a deadlock report names.
 enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY, SITE_S_FULL, SITE_P_FULL, SITE_O_DONE };
 
-#if FMHA_SM100_DEVICE
-// The load lane's copies: tile rows [row0, row0 + 128) of a map as D / 64 boxes onto one barrier
-// (K-major tiles take box c at the K offset 64c, the MN-major V tile at the MN offset 64c).
-__device__ __forceinline__ void load_tile(uint8_t *tile, const smem_tile &t, int d, const CUtensorMap *map, uint32_t bar,
-                                          int row0, int head, int batch)
-{
-    for (int c = 0; c < d / FMHA_BOX_COLS; c++) {
-        const uint32_t slab = t.major == MAJOR_K ? smem_tile_offset(&t, 0, FMHA_BOX_COLS * c) : smem_tile_offset(&t, FMHA_BOX_COLS * c, 0);
-        tma_load_4d(smem_u32(tile) + slab, map, bar, FMHA_BOX_COLS * c, row0, head, batch);
-    }
-}
-#endif
 
 static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
@@ -129,15 +118,15 @@ static __global__ void __launch_bounds__(FMHA_SM100_THREADS, 1) fmha_kernel(cons
             const int hk_k = fmha_tma_kv_head(&p, h, 0), hk_v = fmha_tma_kv_head(&p, h, 1);
             // Step 1: prologue: the Q tile (query head h, batch b)
             mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(d, FMHA_BM));
-            load_tile(smem_q, tq, d, &a.q, q_full, q0, h, b);
+            tma_load_tile(smem_u32(smem_q), tq, d, &a.q, q_full, q0, h, b);
             for (int j = 0; j < ntiles; j++) {
                 // Step 2a: K_j once S_{j-1} has read K; V_j once P V_{j-1} has read V
                 if (j > 0) mbar_wait_budget(k_empty, (uint32_t)(j - 1) & 1u, p.wd, SITE_K_EMPTY, probes);
                 mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(d, p.faults));
-                load_tile(smem_k, tk, d, &a.k, k_full, j * FMHA_BN, hk_k, b);
+                tma_load_tile(smem_u32(smem_k), tk, d, &a.k, k_full, j * FMHA_BN, hk_k, b);
                 if (j > 0) mbar_wait_budget(v_empty, (uint32_t)(j - 1) & 1u, p.wd, SITE_V_EMPTY, probes);
                 mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(d, FMHA_BN));
-                load_tile(smem_v, tv, d, &a.v, v_full, j * FMHA_BN, hk_v, b);
+                tma_load_tile(smem_u32(smem_v), tv, d, &a.v, v_full, j * FMHA_BN, hk_v, b);
             }
         }
         __syncwarp();

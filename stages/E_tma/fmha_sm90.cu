@@ -60,6 +60,7 @@
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
+#include "device/tma_tile.cuh"
 #include "sm90/wgmma.cuh"
 #define FMHA_SM90_DEVICE 1
 #else
@@ -69,21 +70,6 @@
 // Watchdog site ids of the waits: the barrier a deadlock report names.
 enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY };
 
-#if FMHA_SM90_DEVICE
-// The producer's copies: tile rows [row0, row0 + 128) of a map as D / 64 boxes onto one barrier.
-// K-major tiles (Q, K) take box c at the K offset 64c, the MN-major V tile at the MN offset 64c:
-// both are 16 KB atom columns, so the same box fills either.
-template <int D>
-__device__ __forceinline__ void load_tile(uint8_t *tile, const smem_tile &t, const CUtensorMap *map, uint32_t bar,
-                                          int row0, int head, int batch)
-{
-#pragma unroll
-    for (int c = 0; c < D / FMHA_BOX_COLS; c++) {
-        const uint32_t slab = t.major == MAJOR_K ? smem_tile_offset(&t, 0, FMHA_BOX_COLS * c) : smem_tile_offset(&t, FMHA_BOX_COLS * c, 0);
-        tma_load_4d(smem_u32(tile) + slab, map, bar, FMHA_BOX_COLS * c, row0, head, batch);
-    }
-}
-#endif
 
 template <int D>
 static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
@@ -120,12 +106,12 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
     __syncthreads();
     if (producer) {
         mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, FMHA_BM));
-        load_tile<D>(smem_q, tq, &a.q, q_full, q0, h, b);
+        tma_load_tile<D>(smem_u32(smem_q), tq, &a.q, q_full, q0, h, b);
         if (ntiles > 0) {
             mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(D, p.faults));
-            load_tile<D>(smem_k, tk, &a.k, k_full, 0, hk_k, b);
+            tma_load_tile<D>(smem_u32(smem_k), tk, &a.k, k_full, 0, hk_k, b);
             mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(D, FMHA_BN));
-            load_tile<D>(smem_v, tv, &a.v, v_full, 0, hk_v, b);
+            tma_load_tile<D>(smem_u32(smem_v), tv, &a.v, v_full, 0, hk_v, b);
         }
     }
     mbar_wait_budget(q_full, 0, p.wd, SITE_Q_FULL, probes); // also before the epilogue reuses smem_q for O
@@ -164,7 +150,7 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
         if (more && producer) {
             mbar_wait_budget(k_empty, (uint32_t)j & 1u, p.wd, SITE_K_EMPTY, probes);
             mbar_arrive_expect_tx(k_full, fmha_k_expect_bytes(D, p.faults));
-            load_tile<D>(smem_k, tk, &a.k, k_full, kv0 + FMHA_BN, hk_k, b);
+            tma_load_tile<D>(smem_u32(smem_k), tk, &a.k, k_full, kv0 + FMHA_BN, hk_k, b);
         }
 
         // Step 2c: mask and scale, row max over the quad, m_new, alpha, P, row sum
@@ -218,7 +204,7 @@ static __global__ void __launch_bounds__(FMHA_SM90_THREADS, 1) fmha_kernel(const
         if (more && producer) {
             mbar_wait_budget(v_empty, (uint32_t)j & 1u, p.wd, SITE_V_EMPTY, probes);
             mbar_arrive_expect_tx(v_full, fmha_tile_tx_bytes(D, FMHA_BN));
-            load_tile<D>(smem_v, tv, &a.v, v_full, kv0 + FMHA_BN, hk_v, b);
+            tma_load_tile<D>(smem_u32(smem_v), tv, &a.v, v_full, kv0 + FMHA_BN, hk_v, b);
         }
         __syncwarp();
     }

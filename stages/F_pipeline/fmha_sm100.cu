@@ -89,6 +89,7 @@
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
+#include "device/tma_tile.cuh"
 #include "sm100/tcgen05.cuh"
 #define FMHA_SM100_DEVICE 1
 #else
@@ -140,17 +141,6 @@ __device__ __forceinline__ void bar_wait(const cta_flow &f, uint32_t b, uint32_t
     mbar_wait_budget(b, parity, f.p.wd, site, f.probes);
 }
 
-// The load lane's copies: tile rows [row0, row0 + 128) of a map as D / 64 boxes onto one barrier
-// (K-major tiles take box c at the K offset 64c, the MN-major V tile at the MN offset 64c).
-__device__ __forceinline__ void load_tile(uint32_t tile, const smem_tile &t, int d, const CUtensorMap *map, uint32_t b,
-                                          int row0, int head, int batch)
-{
-    for (int c = 0; c < d / FMHA_BOX_COLS; c++) {
-        const uint32_t slab = t.major == MAJOR_K ? smem_tile_offset(&t, 0, FMHA_BOX_COLS * c) : smem_tile_offset(&t, FMHA_BOX_COLS * c, 0);
-        tma_load_4d(tile + slab, map, b, FMHA_BOX_COLS * c, row0, head, batch);
-    }
-}
-
 // Warp 5, one lane: Q, then K_j and V_j into slot j % R as soon as the slot is empty.
 __device__ __forceinline__ void load_role(const cta_flow &f, const fmha_tma_args &a)
 {
@@ -158,7 +148,7 @@ __device__ __forceinline__ void load_role(const cta_flow &f, const fmha_tma_args
     const int d = p.d, hk_k = fmha_tma_kv_head(&p, f.h, 0), hk_v = fmha_tma_kv_head(&p, f.h, 1);
     // Step 1: prologue: the Q tile (query head h, batch b)
     mbar_arrive_expect_tx(bar(f, FMHA_F_BAR_Q_FULL), fmha_tile_tx_bytes(d, FMHA_BM));
-    load_tile(smem_u32(f.smem_q), f.tq, d, &a.q, bar(f, FMHA_F_BAR_Q_FULL), f.q0, f.h, f.b);
+    tma_load_tile(smem_u32(f.smem_q), f.tq, d, &a.q, bar(f, FMHA_F_BAR_Q_FULL), f.q0, f.h, f.b);
     ring_state s = ring_make(f.ring);
     for (int j = 0; j < f.ntiles; j++) {
         // Step 2a: the slot's empty barrier passes at once on the first pass (FG16), later once the
@@ -166,10 +156,10 @@ __device__ __forceinline__ void load_role(const cta_flow &f, const fmha_tma_args
         const int kv0 = j * FMHA_BN;
         bar_wait(f, bar(f, FMHA_F_BAR_K_EMPTY + s.slot), fmha_f_empty_parity(&s, p.faults), SITE_K_EMPTY);
         mbar_arrive_expect_tx(bar(f, FMHA_F_BAR_K_FULL + s.slot), fmha_tile_tx_bytes(d, FMHA_BN));
-        load_tile(slot_addr(f.k0, f.k1, f.k2, s.slot), f.tk, d, &a.k, bar(f, FMHA_F_BAR_K_FULL + s.slot), kv0, hk_k, f.b);
+        tma_load_tile(slot_addr(f.k0, f.k1, f.k2, s.slot), f.tk, d, &a.k, bar(f, FMHA_F_BAR_K_FULL + s.slot), kv0, hk_k, f.b);
         bar_wait(f, bar(f, FMHA_F_BAR_V_EMPTY + s.slot), fmha_f_empty_parity(&s, p.faults), SITE_V_EMPTY);
         mbar_arrive_expect_tx(bar(f, FMHA_F_BAR_V_FULL + s.slot), fmha_tile_tx_bytes(d, FMHA_BN));
-        load_tile(slot_addr(f.v0, f.v1, f.v2, s.slot), f.tv, d, &a.v, bar(f, FMHA_F_BAR_V_FULL + s.slot), kv0, hk_v, f.b);
+        tma_load_tile(slot_addr(f.v0, f.v1, f.v2, s.slot), f.tv, d, &a.v, bar(f, FMHA_F_BAR_V_FULL + s.slot), kv0, hk_v, f.b);
         fmha_f_ring_advance(&s, p.faults);
     }
 }

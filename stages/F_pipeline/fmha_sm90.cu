@@ -62,6 +62,7 @@
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
+#include "device/tma_tile.cuh"
 #include "sm90/warpgroup.cuh"
 #include "sm90/wgmma.cuh"
 #define FMHA_SM90_DEVICE 1
@@ -80,18 +81,6 @@ enum { PRODUCER_REGS = 40, CONSUMER_REGS = 232 };
 enum { TURN_BAR = 1, TURN_THREADS = 256 };
 
 #if FMHA_SM90_DEVICE
-// A tile's rows [row0, row0 + 128) of a map as D / 64 boxes onto one barrier (stage E's copy).
-template <int D>
-__device__ __forceinline__ void load_tile(uint32_t tile, const smem_tile &t, const CUtensorMap *map, uint32_t bar,
-                                          int row0, int head, int batch)
-{
-#pragma unroll
-    for (int c = 0; c < D / FMHA_BOX_COLS; c++) {
-        const uint32_t slab = t.major == MAJOR_K ? smem_tile_offset(&t, 0, FMHA_BOX_COLS * c) : smem_tile_offset(&t, FMHA_BOX_COLS * c, 0);
-        tma_load_4d(tile + slab, map, bar, FMHA_BOX_COLS * c, row0, head, batch);
-    }
-}
-
 // What every role of one CTA needs: the SMEM tiles and barriers, the coordinates. Slot s of the
 // ring is found by arithmetic (base + s x stride), never by an array indexed at run time: that
 // would put the array in local memory.
@@ -140,8 +129,8 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     mbar_wait_budget(empty, fmha_f_empty_parity(&s, c.faults), c.wd, is_v ? SITE_V_EMPTY : SITE_K_EMPTY, c.probes);
     mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, FMHA_BN));
     const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
-    if (is_v) load_tile<D>(tile, fmha_v_tile(D), &c.a->v, full, j * FMHA_BN, c.hk_v, c.b);
-    else load_tile<D>(tile, fmha_k_tile(D), &c.a->k, full, j * FMHA_BN, c.hk_k, c.b);
+    if (is_v) tma_load_tile<D>(tile, fmha_v_tile(D), &c.a->v, full, j * FMHA_BN, c.hk_v, c.b);
+    else tma_load_tile<D>(tile, fmha_k_tile(D), &c.a->k, full, j * FMHA_BN, c.hk_k, c.b);
     fmha_f_ring_advance(&s, c.faults);
 }
 
@@ -176,7 +165,7 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
     const uint32_t q_full = c.bar(FMHA_F_BAR_Q_FULL);
     const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
     mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, FMHA_BM));
-    load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, blockIdx.x * FMHA_BM, blockIdx.y,
+    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, blockIdx.x * FMHA_BM, blockIdx.y,
                  blockIdx.z);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
     const int ntiles = fmha_kv_tiles(&p, blockIdx.x * FMHA_BM);
@@ -347,7 +336,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
     if (producer) {
         rc = make_ring_ctx<D>(a, p, smem);
         mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, FMHA_BM));
-        load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
+        tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
         for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
             produce<D>(rc, pk, next_k, false);
             produce<D>(rc, pv, next_v, true);
