@@ -69,6 +69,7 @@ enum {
     FMHA_FAULT_RING_SAME_PARITY = 1u << 14,    /* FG16: the producer waits empty with the full parity */
     FMHA_FAULT_RING_NO_FLIP = 1u << 15,        /* FG15/16: the ring's phase not flipped at the wrap */
     FMHA_FAULT_COMMIT_MULTICAST = 1u << 16,    /* FG11: the commit sent with a cluster multicast mask */
+    FMHA_FAULT_NAMED_BAR_JOIN = 1u << 17,      /* FG12: the load warp joins the TMEM-address barrier of warps 0-4 */
 };
 
 /* Probes a kernel's mbarrier wait spends before the watchdog reports a deadlock when a footgun

@@ -13,6 +13,13 @@
  * warp 4 TMEM allocation and the MMAs (one lane issues), warp 5 the TMA loads (one lane). */
 enum { FMHA_F_SOFTMAX_WARPS = 4, FMHA_F_MMA_WARP = 4, FMHA_F_LOAD_WARP = 5 };
 
+/* The TMEM address handoff: warp 4 allocates and writes the address into SMEM, then warps 0-4
+ * (the ones that use TMEM) meet at named barrier 1, 160 threads, and read it; the load warp does
+ * not take part, so it starts Q's and the first tiles' loads without waiting for the allocation.
+ * FG12's variant: the load warp joins that barrier too (seed 003), so 6 warps arrive at a barrier
+ * counted for 5. */
+enum { FMHA_F_TMEM_BAR_ID = 1, FMHA_F_TMEM_BAR_THREADS = 32 * (FMHA_F_SOFTMAX_WARPS + 1) };
+
 /* The sm100 barriers after the shared ring (fmha.h: q_full, k_full[3], v_full[3], k_empty[3],
  * v_empty[3]):
  *   s_full[b]  1 tcgen05.commit: S_j is in S buffer b (b = j % buffers; 1 buffer without overlap)

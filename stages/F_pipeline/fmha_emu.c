@@ -97,11 +97,11 @@ typedef struct {
 #define TC_QUEUE_MAX 256
 
 typedef struct cta_sim cta_sim;
-typedef struct { cta_sim *cs; int pc, j; ring_state s; } load_state;
-typedef struct { cta_sim *cs; int pc, j; ring_state ks, vs, sb, pb, pf; } mma_state;
+typedef struct { cta_sim *cs; int pc, j; ring_state s; int tb; } load_state;
+typedef struct { cta_sim *cs; int pc, j; ring_state ks, vs, sb, pb, pf; int tb; } mma_state;
 typedef struct {
     cta_sim *cs;
-    int pc, w, j;
+    int pc, w, j, tb;
     ring_state sb, od;
     float m[32], l[32], alpha[32];
     uint32_t pk[32 * FMHA_BN / 2]; /* P_j of the warp's 32 rows, bf16 pairs */
@@ -115,6 +115,8 @@ struct cta_sim {
     uint32_t tmem, smem_q, smem_k[FMHA_RING_MAX], smem_v[FMHA_RING_MAX];
     mbar_model bar[FMHA_F_SM100_BARS];
     char bar_name[FMHA_F_SM100_BARS][16];
+    mbar_model tmem_bar;          /* named barrier 1 of warps 0-4 (flow_sm100.h), counted in warps */
+    int tmem_published;           /* the MMA warp has written the TMEM address into SMEM */
     tma_flight fl;
     uint64_t rng;                 /* the asynchronous units' choices (0: oldest first) */
     /* the asynchronous units and their doorbells: an idle unit waits on its bell (a model-only
@@ -207,12 +209,38 @@ static int issue_kv(cta_sim *cs, int v, int j, int slot)
                       fmha_tma_kv_head(p, cs->h, v), full);
 }
 
+/* Step 1's named barrier (bar.sync 1, 160 threads: warps 0-4 read the TMEM address the MMA warp
+ * wrote), modelled by a barrier that counts warps: a warp arrives and waits for the generation it
+ * arrived in, and arrivals past the count start the next one (model/nbar_model.h's rule), so a
+ * sixth warp (FG12) releases the barrier early and then waits for a generation nobody completes. */
+#define TMEM_BAR_WHAT "the TMEM address barrier (bar.sync 1, 160 threads)"
+static int tmem_bar_arrive(cta_sim *cs)
+{
+    const int gen = (int)cs->tmem_bar.phase;
+    mbar_model_arrive(&cs->tmem_bar);
+    return gen;
+}
+
+/* After the barrier: the address must be there (an early release reads it before it is). */
+static int tmem_address_read(cta_sim *cs, const char *who)
+{
+    if (cs->tmem_published) return 0;
+    snprintf(cs->msg, sizeof cs->msg,
+             "%s read the TMEM address before the MMA warp had written it: named barrier 1 (160 threads, warps 0-4) "
+             "released early, a warp outside it having joined (FG12)", who);
+    return 1;
+}
+
 static role_step load_step(role_sim *sim, int role, void *state)
 {
     load_state *st = state;
     cta_sim *cs = st->cs;
     const unsigned faults = cs->p->faults;
     ROLE_BEGIN(st);
+    if (faults & FMHA_FAULT_NAMED_BAR_JOIN) { /* FG12: the load warp joins warps 0-4's barrier */
+        st->tb = tmem_bar_arrive(cs);
+        ROLE_WAIT(sim, role, st, &cs->tmem_bar, st->tb & 1, TMEM_BAR_WHAT);
+    }
     /* Step 1: prologue: the Q tile (query head h, batch b) */
     if (issue_tile(cs, FMHA_TENSOR_Q, cs->p->q, cs->smem_q, &cs->c->tq, cs->q0, cs->h, FMHA_F_BAR_Q_FULL)) return fail(sim, cs);
     for (st->j = 0; st->j < cs->ntiles; st->j++) {
@@ -338,6 +366,10 @@ static role_step mma_step(role_sim *sim, int role, void *state)
     mma_state *st = state;
     cta_sim *cs = st->cs;
     ROLE_BEGIN(st);
+    /* Step 1: TMEM allocated, its address written, then the barrier of warps 0-4 */
+    cs->tmem_published = 1;
+    st->tb = tmem_bar_arrive(cs);
+    ROLE_WAIT(sim, role, st, &cs->tmem_bar, st->tb & 1, TMEM_BAR_WHAT);
     ROLE_WAIT(sim, role, st, &cs->bar[FMHA_F_BAR_Q_FULL], 0, cs->bar_name[FMHA_F_BAR_Q_FULL]);
     if (cs->ntiles > 0) { /* Step 2b: S_0 */
         MMA_WAIT_K(sim, role, st, cs);
@@ -676,6 +708,14 @@ static role_step softmax_step(role_sim *sim, int role, void *state)
     softmax_state *st = state;
     cta_sim *cs = st->cs;
     ROLE_BEGIN(st);
+    /* Step 1: the TMEM address, once warp 4 has written it */
+    st->tb = tmem_bar_arrive(cs);
+    ROLE_WAIT(sim, role, st, &cs->tmem_bar, st->tb & 1, TMEM_BAR_WHAT);
+    {
+        char who[32];
+        snprintf(who, sizeof who, "softmax warp %d", st->w);
+        if (tmem_address_read(cs, who)) return fail(sim, cs);
+    }
     for (st->j = 0; st->j < cs->ntiles; st->j++) {
         /* Step 2c: online softmax on S_j */
         ROLE_WAIT(sim, role, st, &cs->bar[FMHA_F_BAR_S_FULL + st->sb.slot], ring_full_parity(&st->sb),
@@ -732,6 +772,9 @@ static int cta_init(cta_sim *cs, emu_ctx *c, int b, int h, int qt, uint64_t seed
         if (idx < 0) snprintf(cs->bar_name[i], sizeof cs->bar_name[i], "%s", fmha_f_bar_kind(i));
         else snprintf(cs->bar_name[i], sizeof cs->bar_name[i], "%s[%d]", fmha_f_bar_kind(i), idx);
     }
+    mbar_model_reset(&cs->tmem_bar);
+    mbar_model_init(&cs->tmem_bar, FMHA_F_TMEM_BAR_THREADS / 32);
+    cs->tmem_published = 0;
     mbar_model_reset(&cs->tma_bell);
     mbar_model_init(&cs->tma_bell, 1);
     mbar_model_reset(&cs->tc_bell);
@@ -740,8 +783,8 @@ static int cta_init(cta_sim *cs, emu_ctx *c, int b, int h, int qt, uint64_t seed
     tma_flight_init(&cs->fl, c->img, c->view, 10);
     if (tmem_alloc(c->f.tm, FMHA_F_TMEM_COLS, &cs->tmem)) return emu_fail_tmem(&c->f);
     tmem_relinquish(c->f.tm);
-    cs->ld = (load_state){cs, 0, 0, ring_make(cs->ring)};
-    cs->mma = (mma_state){cs, 0, 0, ring_make(cs->ring), ring_make(cs->ring), ring_make(cs->nbuf), ring_make(cs->nbuf), ring_make(1)};
+    cs->ld = (load_state){cs, 0, 0, ring_make(cs->ring), 0};
+    cs->mma = (mma_state){cs, 0, 0, ring_make(cs->ring), ring_make(cs->ring), ring_make(cs->nbuf), ring_make(cs->nbuf), ring_make(1), 0};
     for (int w = 0; w < FMHA_F_SOFTMAX_WARPS; w++) {
         softmax_state *s = &cs->sm[w];
         s->cs = cs;

@@ -49,9 +49,11 @@
 // Steps, with the mbarriers (count) that hand over between roles. Ring parities come from each
 // role's ring state (full: the phase; empty: fmha_f_empty_parity), S/P buffer parities from a
 // ring state of B buffers, p_full / o_done parities from a ring state of depth 1 (tile & 1):
-//   1   prologue: warp 4 allocates 512 TMEM columns; thread 0 initialises q_full, k_full[s],
-//       v_full[s] (1 arrive.expect_tx + bytes each), k_empty[s], v_empty[s], s_full[b], o_done
-//       (1 commit each), p_full (128 softmax threads); warp 5 issues Q -> q_full
+//   1   prologue: thread 0 initialises q_full, k_full[s], v_full[s] (1 arrive.expect_tx + bytes
+//       each), k_empty[s], v_empty[s], s_full[b], o_done (1 commit each), p_full (128 softmax
+//       threads); CTA barrier; warp 5 issues Q -> q_full at once; warp 4 allocates 512 TMEM
+//       columns and warps 0-4 meet at named barrier 1 (160 threads) to read the address (FG12:
+//       the load warp joining it)
 //   2a  warp 5, per tile j, slot s = j % R: wait k_empty[s], issue K_j -> k_full[s]; wait
 //       v_empty[s], issue V_j -> v_full[s]
 //   2b  warp 4: wait k_full[s]; S_j = Q K_j^T (D/16 SS MMAs) into S buffer j % B -> commit
@@ -87,6 +89,7 @@
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 1000)
 #include "device/bf16_pack.cuh"
 #include "device/mbarrier.cuh"
+#include "device/named_bar.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
 #include "device/tma_tile.cuh"
@@ -402,19 +405,26 @@ static __global__ void __launch_bounds__(FMHA_F_SM100_THREADS, 1) fmha_kernel(co
     f.b = blockIdx.z;
     f.ntiles = fmha_kv_tiles(&f.p, f.q0);
 
-    // Step 1: prologue: TMEM and barriers
-    if (warp == FMHA_F_MMA_WARP) {
-        tmem_alloc(smem_u32(tmem_slot), FMHA_F_TMEM_COLS);
-        tmem_relinquish();
-    }
+    // Step 1: prologue: the barriers for every role; then TMEM for the warps that use it (warp 4
+    // allocates, warps 0-4 meet at a named barrier), while the load warp starts at once
     if (threadIdx.x == 0) {
         for (int i = 0; i < FMHA_F_SM100_BARS; i++) mbar_init(bar(f, i), fmha_f_bar_count(i));
         mbar_fence_init();
     }
-    tcgen05_fence_before();
     __syncthreads();
-    tcgen05_fence_after();
-    f.tmem = *tmem_slot;
+    if (warp == FMHA_F_LOAD_WARP) {
+        if (f.p.faults & FMHA_FAULT_NAMED_BAR_JOIN) // FG12: a warp outside the barrier joins it
+            named_bar_sync<FMHA_F_TMEM_BAR_ID>(FMHA_F_TMEM_BAR_THREADS);
+    } else {
+        if (warp == FMHA_F_MMA_WARP) {
+            tmem_alloc(smem_u32(tmem_slot), FMHA_F_TMEM_COLS);
+            tmem_relinquish();
+        }
+        tcgen05_fence_before();
+        named_bar_sync<FMHA_F_TMEM_BAR_ID>(FMHA_F_TMEM_BAR_THREADS);
+        tcgen05_fence_after();
+        f.tmem = *tmem_slot;
+    }
 
     if (warp == FMHA_F_LOAD_WARP) {
         if (lane == 0) load_role(f, a); // a TMA copy is a single-thread instruction

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "model/nbar_model.h"
+#include "stage_run.h"
 
 /* Warps 0-3 softmax, 4 the MMA warp (allocates TMEM, then arrives), 5 the load warp. The
  * "TMEM ready" barrier has count 160 (warps 0-4). For one arrival order (a permutation of the
@@ -79,4 +80,20 @@ Test(footgun, fg12_outsider_warp_joins_then_members_only)
             hang_orders);
     cr_expect_eq(early_orders, 0);
     cr_expect_eq(hang_orders, 0);
+}
+
+/* Stage level: stage F's sm100 flow (on the host model) hands the TMEM address to warps 0-4 at
+ * named barrier 1 (160 threads); `stage_F --fault named-bar-join` has the load warp join it too,
+ * the seed's bug. Six warps at a barrier counted for five: in round-robin order (seed 0) the
+ * barrier releases before the MMA warp wrote the address, and a softmax warp reads it early; in
+ * other orders the sixth warp waits for a generation nobody completes and the pipeline deadlocks
+ * behind it. Both are named; without the fault every order passes. */
+Test(footgun, fg12_stage_f_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "named-bar-join", "--d 64 --sq 128 --skv 256 --hq 1 --hkv 1 --seed 0",
+                                 "read the TMEM address before the MMA warp had written it"),
+                 0, "early release (seed 0)");
+    cr_expect_eq(fault_demo_pair("stage_F", "emu", "named-bar-join", "--d 64 --sq 128 --skv 256 --hq 1 --hkv 1 --seed 2",
+                                 "waits on the TMEM address barrier \\(bar.sync 1, 160 threads\\), parity 1"),
+                 0, "the leftover arrival hangs (seed 2)");
 }
