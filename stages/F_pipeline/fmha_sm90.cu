@@ -87,12 +87,11 @@ enum { TURN_BAR = 1, TURN_THREADS = 256 };
 template <int D>
 struct cta_ctx {
     fmha_params p;
-    const fmha_tma_args *a;
     smem_tile tq, tk, tv;
     uint8_t *q;
     uint32_t k0, v0, slot_bytes; // SMEM addresses of slot 0's K and V tiles; the tile size
     uint32_t bar0;               // SMEM address of barrier 0
-    int q0, h, b, hk_k, hk_v, ntiles;
+    int q0, h, b, ntiles;
     uint32_t probes;
     __device__ __forceinline__ uint32_t k(int s) const { return k0 + (uint32_t)s * slot_bytes; }
     __device__ __forceinline__ uint32_t v(int s) const { return v0 + (uint32_t)s * slot_bytes; }
@@ -316,7 +315,6 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
     // parameter memory, and every asm "memory" clobber would reload each field)
     cta_ctx<D> c;
     c.p = a.p;
-    c.a = &a;
     const fmha_params &p = c.p;
     c.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES; // a footgun run expects hangs
     const int ring = p.pipe.ring;
