@@ -7,6 +7,7 @@
  *   explain tmap         cuTensorMapEncodeTiled parameter rules    (model/tmap_check.h)
  *   explain layout       CuTe shape:stride layouts                 (model/layout.h)
  *   explain decode       stage D's layout of a decode step         (attn/decode_core.h)
+ *   explain ring         stage F's ring: SMEM, barriers, TMEM, parities (stages/F_pipeline/fmha.h)
  * The tool never encodes anything itself: when the model is right, so is the tool, and a kernel
  * built from the same model agrees with what it prints. Each subcommand lives in
  * tools/explain/cmd_*.h (header-only, because every .c file directly in tools/ is built as its own binary).
@@ -19,6 +20,7 @@
 #include "explain/cmd_decode.h"
 #include "explain/cmd_idesc.h"
 #include "explain/cmd_layout.h"
+#include "explain/cmd_ring.h"
 #include "explain/cmd_smem.h"
 #include "explain/cmd_tmap.h"
 #include "explain/cmd_tmem.h"
@@ -34,6 +36,7 @@ static const char USAGE[] =
     "  tmap        cuTensorMapEncodeTiled parameters: accepted, or the rule broken\n"
     "  layout      CuTe layout \"shape:stride\": size, modes, offsets\n"
     "  decode      stage D's layout of a decode step: packed rows, keys seen, CTAs, splits, SMEM, bytes\n"
+    "  ring        stage F's K/V ring: SMEM per slot, barriers and counts, TMEM map, each tile's parities\n"
     "exit: 0 explained / valid, 2 bad input or a rejected value (stderr names the flag or rule)\n";
 
 typedef struct {
@@ -44,6 +47,7 @@ typedef struct {
 static const command COMMANDS[] = {
     {"idesc", cmd_idesc}, {"smem-desc", cmd_smem}, {"tmem", cmd_tmem},
     {"wgmma-frag", cmd_wgmma}, {"tmap", cmd_tmap}, {"layout", cmd_layout}, {"decode", cmd_decode},
+    {"ring", cmd_ring},
 };
 
 int main(int argc, char **argv)

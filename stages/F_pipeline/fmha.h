@@ -37,6 +37,12 @@ enum {
  * the two consumer warpgroups are the whole CTA and consumer thread 0 also produces (stage E). */
 enum { FMHA_F_SM90_CONSUMER_WARPS = 8, FMHA_F_SM100_THREADS = 192 };
 FMHA_HD int fmha_f_sm90_threads(int ws) { return ws ? 384 : 256; }
+/* sm90 with warp specialisation: the producer group gives registers back down to 40 a thread, the
+ * two consumer groups take up to 232 (128 x 40 + 256 x 232 = 64512 of the SM's 65536). */
+enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232 };
+/* sm90's ping-pong: consumer group c waits on named barrier FMHA_F_TURN_BAR + c for its turn at the tensor
+ * cores; the other group's arrival there hands it over. 256 threads: both consumer groups. */
+enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 /* sm90's overlap holds S_j, P_{j-1} and O in registers: up to D = 128 (fmha_sm90.cu). */
 #define FMHA_F_SM90_OVERLAP_OK(d) ((d) <= 128)
 

@@ -73,12 +73,8 @@
 // Watchdog site ids of the waits: the barrier a deadlock report names.
 enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY };
 
-// Registers a thread with warp specialisation: the producer group gives back down to 40, the two
-// consumer groups take up to 232 (128 x 40 + 256 x 232 = 64512 of the SM's 65536).
-enum { PRODUCER_REGS = 40, CONSUMER_REGS = 232 };
-// The ping-pong's named barriers: consumer group c waits on TURN_BAR + c for its turn at the
-// tensor cores; the other group's arrival there hands it over. 256 threads: both consumer groups.
-enum { TURN_BAR = 1, TURN_THREADS = 256 };
+// The register split (FMHA_F_PRODUCER_REGS / FMHA_F_CONSUMER_REGS) and the ping-pong's turn barriers (FMHA_F_TURN_BAR,
+// FMHA_F_TURN_THREADS) are fmha.h's: `explain ring` prints them from there.
 
 #if FMHA_SM90_DEVICE
 // What every role of one CTA needs: the SMEM tiles and barriers, the coordinates. Slot s of the
@@ -157,7 +153,7 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 template <int D>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
-    wg_setmaxnreg_dec<PRODUCER_REGS>();
+    wg_setmaxnreg_dec<FMHA_F_PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
     const ring_ctx<D> c = make_ring_ctx<D>(a, p, smem);
@@ -267,16 +263,16 @@ template <bool PP>
 __device__ __forceinline__ void turn_wait(int cwg)
 {
     if constexpr (PP) {
-        if (cwg == 0) named_bar_sync<TURN_BAR>(TURN_THREADS);
-        else named_bar_sync<TURN_BAR + 1>(TURN_THREADS);
+        if (cwg == 0) named_bar_sync<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS);
+        else named_bar_sync<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
     }
 }
 template <bool PP>
 __device__ __forceinline__ void turn_pass(int cwg)
 {
     if constexpr (PP) {
-        if (cwg == 0) named_bar_arrive<TURN_BAR + 1>(TURN_THREADS);
-        else named_bar_arrive<TURN_BAR>(TURN_THREADS);
+        if (cwg == 0) named_bar_arrive<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
+        else named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS);
     }
 }
 #endif
@@ -308,7 +304,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             producer_group<D>(a, smem);
             return;
         }
-        wg_setmaxnreg_inc<CONSUMER_REGS>();
+        wg_setmaxnreg_inc<FMHA_F_CONSUMER_REGS>();
     }
 
     // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
@@ -341,7 +337,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
         }
     }
     if constexpr (PP) {
-        if (cwg == 1 && c.ntiles > 0) named_bar_arrive<TURN_BAR>(TURN_THREADS); // group 0 takes the first turn
+        if (cwg == 1 && c.ntiles > 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
     mbar_wait_budget(c.q_full(), 0, p.wd, SITE_Q_FULL, c.probes); // also before the epilogue reuses Q for O
     __syncwarp();

@@ -414,3 +414,34 @@ Test(explain, decode_layout_of_the_reference_shape)
     cr_expect_eq(r->rc, 2);
     EXPECT_HAS(r, "multiple of --hkv");
 }
+
+Test(explain, ring_budgets_and_parities)
+{
+    /* sm90, D 128, auto: 2 slot pairs, 32 KB + 2 x 64 KB of SMEM; the register split; tile 2 wraps
+     * to slot 0 with phase 1: consumers wait parity 1, the producer parity 0 */
+    result *r = run("ring", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "a ring of 2 K/V slot pair(s)");
+    EXPECT_HAS(r, "+ 98304  V slot 0");
+    EXPECT_HAS(r, "the deepest ring that fits at D = 128: 3 slot(s); --ring auto takes 2");
+    EXPECT_HAS(r, "8 consumer warps");
+    EXPECT_HAS(r, "128 x 40 + 256 x 232 = 64512 of 65536");
+    EXPECT_HAS(r, "            2     0      1  parity 1                  parity 0");
+    EXPECT_HAS(r, "            0     0      0  parity 0                  parity 1  (a fresh barrier passes it");
+    /* D 256: two slot pairs do not fit; one does */
+    r = run("ring --d 256 --ring 2", 1);
+    EXPECT_HAS(r, "DOES NOT FIT");
+    EXPECT_HAS(r, "the deepest ring that fits at D = 256: 1 slot(s)");
+    /* sm100 with overlap: the whole 512 TMEM columns, two S and two P buffers */
+    r = run("ring --backend sm100 --overlap 1", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "S0 [0, 128) S1 [128, 256) O [256, 384) P0 [384, 448) P1 [448, 512): 512 of 512");
+    EXPECT_HAS(r, "named barrier 1, 160 threads: warps 0-4 take the TMEM address");
+    r = run("ring --backend sm100", 1);
+    EXPECT_HAS(r, "S [0, 128) O [256, 384) P [128, 192): 320 of 512");
+    r = run("ring --backend sm100 --overlap 1 --d 256", 1);
+    cr_expect_eq(r->rc, 2);
+    EXPECT_HAS(r, "so D <= 128");
+    r = run("ring --ring 4", 1);
+    cr_expect_eq(r->rc, 2, "the ring has 1..3 slots");
+}
