@@ -40,6 +40,16 @@ FMHA_HD int fmha_f_sm90_threads(int ws) { return ws ? 384 : 256; }
 /* sm90 with warp specialisation: the producer group gives registers back down to 40 a thread, the
  * two consumer groups take up to 232 (128 x 40 + 256 x 232 = 64512 of the SM's 65536). */
 enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232 };
+/* ptxas gives every thread of the 384 the launch bound's 168 (65536 / 384, to a multiple of 8); the
+ * consumers' setmaxnreg.inc waits until the producer's .dec has put enough back in the pool, for
+ * ever if it never can: the split must fit what the launch holds. */
+#ifdef __cplusplus
+static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 168,
+              "the register split must fit the 384-thread launch's 168 registers a thread");
+#else
+_Static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 168,
+               "the register split must fit the 384-thread launch's 168 registers a thread");
+#endif
 /* sm90's ping-pong: consumer group c waits on named barrier FMHA_F_TURN_BAR + c for its turn at the tensor
  * cores; the other group's arrival there hands it over. 256 threads: both consumer groups. */
 enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };

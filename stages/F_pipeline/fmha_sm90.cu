@@ -36,8 +36,9 @@
 //   2a  producer, per tile j: wait k_empty[slot] (empty parity), issue K_j -> k_full[slot]; the
 //       same for V_j; advance its ring state
 //   2b  consumer: wait k_full[slot]; [ping-pong: wait for the turn]; S_j = Q K_j^T (D/16 wgmma
-//       m64n128k16 SS); [overlap: O *= alpha_{j-1}, then O += P_{j-1} V_{j-1}]; [ping-pong: hand
-//       the turn over]; wait for S_j; each warp arrives on k_empty[slot]
+//       m64n128k16 SS); [overlap: then O += P_{j-1} V_{j-1}, O having been rescaled by alpha_{j-1}
+//       at the end of tile j-1]; [ping-pong: hand the turn over]; wait for S_j; each warp arrives
+//       on k_empty[slot]
 //   2c  mask and scale; row max over the quad; m_new, alpha, P, l_i
 //   2d  overlap 0: O *= alpha_j
 //   2e  wait v_full[slot]; overlap 0: O += P_j V_j (8 wgmma RS), wait, arrive v_empty[slot];
@@ -387,6 +388,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
+            if constexpr (!WS) __syncwarp(); // the producing lane went its own way: converge before .sync.aligned
         };
         auto pv_done = [&]() { // Step 2e: P_{j-1} V_{j-1} has completed: its V slot is free
             wgmma_wait<0>();
@@ -394,6 +396,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
             if (!WS && producer && next_v < c.ntiles) produce<D>(rc, pv, next_v++, true);
+            if constexpr (!WS) __syncwarp();
         };
         if (c.ntiles > 0) {
             float s[FMHA_BN / 2], alpha[2];
@@ -469,7 +472,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
         *(uint32_t *)(c.q + smem_tile_offset(&c.tq, 64 * cwg + r, col)) =
             pack_bf16x2(st.o[i] * inv_l[hi], st.o[i + 1] * inv_l[hi]);
     }
-    fence_proxy_async(); // generic writes -> the async proxy (FG22)
+    fence_proxy_async(); // generic writes -> the async proxy (stage E's FG22: this stage has no variant)
     __syncwarp();
     const int r0 = 64 * cwg + 16 * (warp % 4);
     if (lane == 0 && c.q0 + r0 < p.sq) {
