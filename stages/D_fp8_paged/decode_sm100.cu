@@ -80,6 +80,7 @@
 #include "device/bf16_pack.cuh"
 #include "device/cp_async.cuh"
 #include "device/e4m3.cuh"
+#include "device/e4m3_transpose.cuh"
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "sm100/tcgen05.cuh"
@@ -173,37 +174,17 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
     }
 }
 
-// Step 2a' (the load warp): Vs [128 kv x D] -> Vt [D x 128 kv], decode_sm90.cu's transpose_v for
-// one warp. Lane a takes tokens 4a..4a+3 and every 16-byte d-chunk: four 16-byte reads (one per
-// token), 16 words out (one per d, the four tokens' bytes), four byte permutes per 4 x 4 block.
-// Lane a starts at chunk a / 2 (then walks all CH, wrapping): with every lane on the same chunk,
-// the 8 lanes of a 16-byte read phase would hit 2 of the 8 swizzled chunk positions (4-way
-// conflicts); rotated they hit all 8. The stores stay conflict-free: d mod 8 is the same in every
-// lane, so a store's 32 lanes fill the 32 banks of their (different) 128-byte Vt rows.
+// Step 2a' (the load warp): Vs [128 kv x D] -> Vt [D x 128 kv] by one warp: lane a takes tokens
+// 4a..4a+3 and every 16-byte d-chunk (device/e4m3_transpose.cuh: one 4 x 16 block each), starting
+// at chunk a / 2 and wrapping: with every lane on the same chunk, the 8 lanes of a 16-byte read
+// phase would hit 2 of the 8 swizzled chunk positions (4-way conflicts); rotated they hit all 8.
 template <int D>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
                                                    const smem_tile &tvt, int lane)
 {
     constexpr int CH = D / 16;
 #pragma unroll 4
-    for (int i = 0; i < CH; i++) {
-        const int ch = (i + lane / 2) % CH;
-        uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const uint4 v = *(const uint4 *)(smem_vs + smem_tile_offset(&tvs, 4 * lane + q, 16 * ch));
-            x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
-        }
-#pragma unroll
-        for (int wd = 0; wd < 4; wd++) {
-            const uint32_t t0 = __byte_perm(x[0][wd], x[1][wd], 0x5140), t1 = __byte_perm(x[0][wd], x[1][wd], 0x7362);
-            const uint32_t t2 = __byte_perm(x[2][wd], x[3][wd], 0x5140), t3 = __byte_perm(x[2][wd], x[3][wd], 0x7362);
-            const uint32_t out[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
-                                     __byte_perm(t1, t3, 0x7632)};
-#pragma unroll
-            for (int k = 0; k < 4; k++) *(uint32_t *)(smem_vt + smem_tile_offset(&tvt, 16 * ch + 4 * wd + k, 4 * lane)) = out[k];
-        }
-    }
+    for (int i = 0; i < CH; i++) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, lane, (i + lane / 2) % CH);
 }
 #endif
 

@@ -71,6 +71,7 @@
 #include "device/bf16_pack.cuh"
 #include "device/cp_async.cuh"
 #include "device/e4m3.cuh"
+#include "device/e4m3_transpose.cuh"
 #include "device/smem.cuh"
 #include "sm90/wgmma.cuh"
 #define DEC_SM90_DEVICE 1
@@ -166,33 +167,15 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
     }
 }
 
-// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]. Lane a takes tokens 4a..4a+3, warp w the 16-byte
-// d-chunks w, w+4, ...: four 16-byte reads (one per token), 16 words out (one per d, the four
-// tokens' bytes), four byte permutes per 4 x 4 block. A warp's stores of one d fill a whole
-// 128-byte row: no bank conflicts on the write side.
+// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
+// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block).
 template <int D>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
                                                    const smem_tile &tvt)
 {
     const int a = threadIdx.x % 32, w = threadIdx.x / 32;
 #pragma unroll
-    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) {
-        uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const uint4 v = *(const uint4 *)(smem_vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
-            x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
-        }
-#pragma unroll
-        for (int wd = 0; wd < 4; wd++) {
-            const uint32_t t0 = __byte_perm(x[0][wd], x[1][wd], 0x5140), t1 = __byte_perm(x[0][wd], x[1][wd], 0x7362);
-            const uint32_t t2 = __byte_perm(x[2][wd], x[3][wd], 0x5140), t3 = __byte_perm(x[2][wd], x[3][wd], 0x7362);
-            const uint32_t out[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
-                                     __byte_perm(t1, t3, 0x7632)};
-#pragma unroll
-            for (int k = 0; k < 4; k++) *(uint32_t *)(smem_vt + smem_tile_offset(&tvt, 16 * ch + 4 * wd + k, 4 * a)) = out[k];
-        }
-    }
+    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, a, ch);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half

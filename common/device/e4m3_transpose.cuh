@@ -1,0 +1,32 @@
+// One 4 x 16 block of an e4m3 V tile transposed in SMEM (stage D, footgun FG20: FP8 wgmma and
+// tcgen05 kind::f8f6f4 read K-major operands only, so V [kv x D], as the cache stores it, must
+// become Vt [D x kv] for O = P V). The calling lane takes tokens 4a..4a+3 (a = its lane) and the
+// 16-byte d-chunk ch: four 16-byte reads, one per token, then four byte permutes per 4 x 4
+// sub-block make 16 words, one per d, each holding the four tokens' bytes. A warp's stores of one
+// d fill a whole 128-byte Vt row: no bank conflicts on the write side. The kernels choose which
+// lanes take which chunks (decode_sm90.cu: the 4 warps share them; decode_sm100.cu: one warp, each
+// lane starting at its own chunk so the reads' swizzled chunks do not collide).
+#pragma once
+#include <stdint.h>
+
+#include "model/canonical.h"
+
+__device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs,
+                                                     const smem_tile &tvt, int a, int ch)
+{
+    uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+        x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
+    }
+#pragma unroll
+    for (int wd = 0; wd < 4; wd++) {
+        const uint32_t t0 = __byte_perm(x[0][wd], x[1][wd], 0x5140), t1 = __byte_perm(x[0][wd], x[1][wd], 0x7362);
+        const uint32_t t2 = __byte_perm(x[2][wd], x[3][wd], 0x5140), t3 = __byte_perm(x[2][wd], x[3][wd], 0x7362);
+        const uint32_t out[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
+                                 __byte_perm(t1, t3, 0x7632)};
+#pragma unroll
+        for (int k = 0; k < 4; k++) *(uint32_t *)(vt + smem_tile_offset(&tvt, 16 * ch + 4 * wd + k, 4 * a)) = out[k];
+    }
+}
