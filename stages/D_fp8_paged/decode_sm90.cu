@@ -267,6 +267,25 @@ static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, 
         *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
 }
 
+// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), waited for,
+// V transposed to K-major (the FG20 variant copies it as stored), and all of it made visible to
+// the async proxy (the MMAs) and to every thread.
+template <int D>
+static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
+                                                  uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
+                                                  const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
+                                                  float *sk, float *sv, bool v_mn)
+{
+    gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
+    cp_async_wait_all();
+    __syncthreads();
+    if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
+    else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
+    fence_proxy_async();
+    __syncthreads();
+}
+
+
 // Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
 // the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
 // shuffles; the warp totals meet in SMEM (red [4 warps][NR]) after a barrier.
@@ -356,15 +375,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        // Step 2a: K_j, V_j and their scales through the block table
-        gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
-        cp_async_wait_all();
-        __syncthreads();
-        // Step 2a': V_j transposed to K-major (the FG20 variant copies it as stored)
-        if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
-        else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
-        fence_proxy_async();
-        __syncthreads();
+        // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
+        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
         float s[2][NR / 2];
@@ -601,15 +613,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        // Step 2a: K_j, V_j and their scales through the block table
-        gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
-        cp_async_wait_all();
-        __syncthreads();
-        // Step 2a': V_j transposed to K-major (the FG20 variant copies it as stored)
-        if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
-        else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
-        fence_proxy_async();
-        __syncthreads();
+        // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
+        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];
