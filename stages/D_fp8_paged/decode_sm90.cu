@@ -267,6 +267,17 @@ static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, 
         *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
 }
 
+// Step 3's LSE of one packed row (query head h, new row i), natural log; -inf for a row that saw
+// no key; into LSE_part of this split with split-KV, else into LSE.
+static __device__ __forceinline__ void store_lse(const dec_params &p, bool split_out, int split, int b, int h, int i,
+                                                 float m, float l)
+{
+    const float lse = l > 0.0f ? m * DEC_LN2 + logf(l) : -INFINITY;
+    const int64_t li = ((int64_t)b * p.hq + h) * p.sq + i;
+    if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
+    else p.lse[li] = lse;
+}
+
 // Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), waited for,
 // V transposed to K-major (the FG20 variant copies it as stored), and all of it made visible to
 // the async proxy (the MMAs) and to every thread.
@@ -534,11 +545,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
     if (row_writer) {
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
-            if (m0 + row_of(jr) >= M) continue;
-            const float lse = l_i[jr] > 0.0f ? m_i[jr] * DEC_LN2 + logf(l_i[jr]) : -INFINITY;
-            const int64_t li = ((int64_t)b * p.hq + qh[jr]) * p.sq + qi[jr];
-            if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
-            else p.lse[li] = lse;
+            if (m0 + row_of(jr) < M) store_lse(p, split_out, split, b, qh[jr], qi[jr], m_i[jr], l_i[jr]);
         }
     }
     // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
@@ -678,11 +685,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
     if (t % 4 == 0) {
 #pragma unroll
         for (int hi = 0; hi < 2; hi++) {
-            if (m0 + rloc[hi] >= M) continue;
-            const float lse = l_i[hi] > 0.0f ? m_i[hi] * DEC_LN2 + logf(l_i[hi]) : -INFINITY;
-            const int64_t li = ((int64_t)b * p.hq + qh[hi]) * p.sq + qi[hi];
-            if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
-            else p.lse[li] = lse;
+            if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
         }
     }
     // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
