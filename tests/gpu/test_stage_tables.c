@@ -68,7 +68,7 @@ Test(stage_f_gpu, sm90_five_runs_bitwise_identical, .timeout = 300)
     for (unsigned k = 0; k < sizeof sw / sizeof sw[0]; k++) {
         char cmd[900];
         snprintf(cmd, sizeof cmd,
-                 "set -e; d=build/determinism_f_%u; rm -rf $d; for i in 1 2 3 4 5; do "
+                 "set -e; d=build/determinism_f_%u; rm -rf $d; for i in 1 2 3 4 5; do mkdir -p $d/$i; "
                  "build/bin/stage_F --backend sm90 --d 128 --sq 700 --skv 1500 --causal --hq 4 --hkv 2 %s "
                  "--dump $d/$i > /dev/null; done; for i in 2 3 4 5; do cmp $d/1/F_o_bf16bits_in_layout.npy "
                  "$d/$i/F_o_bf16bits_in_layout.npy && cmp $d/1/F_lse.npy $d/$i/F_lse.npy; done; rm -rf $d",
