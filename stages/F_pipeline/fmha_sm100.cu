@@ -343,7 +343,10 @@ __device__ __forceinline__ void softmax_role(const cta_flow &f, const fmha_tma_a
         // buffer j % 2 was last read by P V_{j-2}, complete since the o_done wait of tile j - 1,
         // so P_j goes in before this tile's wait; overlap 0: one P, read by P V_{j-1}: after it
         const uint32_t p_cols = f.tmem + lanes + fmha_f_tmem_p(overlap, sb.slot);
-        if (overlap) store_p(p_cols, pk);
+        if (overlap) {
+            __syncwarp(); // converged before the .sync.aligned tcgen05.st, as everywhere else
+            store_p(p_cols, pk);
+        }
         if (j > 0) {
             bar_wait(f, bar(f, FMHA_F_BAR_O_DONE), ring_full_parity(&od), SITE_O_DONE);
             ring_advance(&od);
