@@ -59,8 +59,10 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
+    /* the attention rules first (D among 64, 128, 256 ...), with the one-slot ring's SMEM; then the
+     * switches, the ring's own SMEM among them */
+    if (attn_validate(o, "F", fmha_f_smem_layout_make(o->d, 1).bytes, err, len)) return 2;
     if (validate_pipe(o, err, len)) return 2;
-    if (attn_validate(o, "F", fmha_f_smem_layout_make(o->d, ring_of(o)).bytes, err, len)) return 2;
     fmha_params p;
     attn_params_for(o, &p);
     char why[400];
