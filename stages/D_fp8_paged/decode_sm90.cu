@@ -110,11 +110,7 @@ static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int 
     if (valid)
 #pragma unroll 4
         for (int c = 0; c < D / 16; c++) {
-            const uint4 x = src[c];
-            const uint32_t w[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                amax = fmaxf(amax, fmaxf(fabsf(__uint_as_float(w[k] << 16)), fabsf(__uint_as_float(w[k] & 0xFFFF0000u))));
+            amax = bf16x8_absmax(src[c], amax);
         }
     amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
     const float sq = amax > 0.0f ? amax / DEC_E4M3_MAX : 1.0f;
