@@ -87,6 +87,18 @@ FMHA_HD int fmha_visible(const fmha_params *p, int i, int j)
     return !in_tail && (!p->causal || j <= i + (p->skv - p->sq));
 }
 
+/* Does every row from r0 on see every key of the tile [kv0, kv0 + FMHA_BN)? Then the tile needs
+ * no mask at all (most tiles of a long sequence: only the last one has a tail, and with causal
+ * only the tiles that cross the diagonal are cut), and a kernel may skip fmha_visible for its rows
+ * [r0, ...). Row r0 sees the fewest keys (the causal limit grows with the row), so it decides. The
+ * same rules as fmha_visible, FG21's variant included. */
+FMHA_HD int fmha_tile_unmasked(const fmha_params *p, int r0, int kv0)
+{
+    const int last = kv0 + FMHA_BN - 1;
+    if (last >= p->skv && !(p->faults & FMHA_FAULT_NO_TAIL_MASK)) return 0;
+    return !p->causal || last <= r0 + (p->skv - p->sq);
+}
+
 /* KV tiles a CTA whose rows are [q0, q0 + Br) must visit: the causal mask ends them early; a tile
  * where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. */
 FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0)

@@ -579,12 +579,13 @@ static int softmax_tile(cta_sim *cs, softmax_state *st)
     }
     cs->s_read[w] = j + 1;
     const float scale_log2 = p->scale * FMHA_LOG2E;
+    const int whole = fmha_tile_unmasked(p, cs->q0 + 32 * w, kv0); /* the kernel skips the mask then */
     for (int t = 0; t < 32; t++) {
         const int row = cs->q0 + 32 * w + t;
         float sv[FMHA_BN], m_new = st->m[t];
         for (int n = 0; n < FMHA_BN; n++) {
             memcpy(&sv[n], &s[t * FMHA_BN + n], 4);
-            sv[n] = fmha_visible(p, row, kv0 + n) ? sv[n] * scale_log2 : -INFINITY;
+            sv[n] = whole || fmha_visible(p, row, kv0 + n) ? sv[n] * scale_log2 : -INFINITY;
             m_new = fmaxf(m_new, sv[n]);
         }
         const float base = fmha_exp_base(m_new, p->faults);

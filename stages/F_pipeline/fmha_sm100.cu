@@ -321,10 +321,18 @@ __device__ __forceinline__ void softmax_role(const cta_flow &f, const fmha_tma_a
             for (int e = 0; e < 32; e++) s[c0 + e] = __uint_as_float(u[e]);
         }
         float m_new = m_i;
+        if (fmha_tile_unmasked(&p, f.q0 + 32 * warp, kv0)) { // every row of the warp sees the whole tile
 #pragma unroll
-        for (int n = 0; n < FMHA_BN; n++) {
-            s[n] = fmha_visible(&p, row, kv0 + n) ? s[n] * scale_log2 : -INFINITY;
-            m_new = fmaxf(m_new, s[n]);
+            for (int n = 0; n < FMHA_BN; n++) {
+                s[n] *= scale_log2;
+                m_new = fmaxf(m_new, s[n]);
+            }
+        } else {
+#pragma unroll
+            for (int n = 0; n < FMHA_BN; n++) {
+                s[n] = fmha_visible(&p, row, kv0 + n) ? s[n] * scale_log2 : -INFINITY;
+                m_new = fmaxf(m_new, s[n]);
+            }
         }
         const float base = fmha_exp_base(m_new, p.faults);
         const float alpha = exp2f(m_i - base);

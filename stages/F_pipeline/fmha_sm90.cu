@@ -187,20 +187,32 @@ struct consumer_state {
 };
 
 // Steps 2c (and the P half of 2e): mask and scale S, the row max over the quad, m_new, alpha,
-// P = exp2(s - m) in place, l_i. Returns alpha in alpha[2].
+// P = exp2(s - m) in place, l_i. Returns alpha in alpha[2]. `row0` is the warpgroup's first row:
+// a tile every one of its rows sees whole (fmha_tile_unmasked: all but the tail tile, and with
+// causal all but the tiles on and past the diagonal) is only scaled, without the per-element mask
+// (a branch the whole warpgroup takes the same way).
 template <int D>
 __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
-                                             float scale_log2, float (&alpha)[2])
+                                             int row0, float scale_log2, float (&alpha)[2])
 {
     const int t = threadIdx.x % 128;
     float mx[2] = {st.m_i[0], st.m_i[1]};
+    if (fmha_tile_unmasked(&p, row0, kv0)) {
 #pragma unroll
-    for (int i = 0; i < FMHA_BN / 2; i++) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c);
-        const int hi = (i >> 1) & 1;
-        s[i] = fmha_visible(&p, st.row[hi], kv0 + c) ? s[i] * scale_log2 : -INFINITY;
-        mx[hi] = fmaxf(mx[hi], s[i]);
+        for (int i = 0; i < FMHA_BN / 2; i++) {
+            const int hi = (i >> 1) & 1;
+            s[i] *= scale_log2;
+            mx[hi] = fmaxf(mx[hi], s[i]);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < FMHA_BN / 2; i++) {
+            int r, c;
+            wgmma_acc_map(t, i, &r, &c);
+            const int hi = (i >> 1) & 1;
+            s[i] = fmha_visible(&p, st.row[hi], kv0 + c) ? s[i] * scale_log2 : -INFINITY;
+            mx[hi] = fmaxf(mx[hi], s[i]);
+        }
     }
     float base[2];
 #pragma unroll
@@ -355,6 +367,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
 #pragma unroll
     for (int i = 0; i < D / 2; i++) st.o[i] = 0.0f;
     const float scale_log2 = p.scale * FMHA_LOG2E;
+    const int row0 = c.q0 + 64 * cwg; // this consumer group's first row
     const bool early = p.faults & FMHA_FAULT_EARLY_RELEASE; // FG23
     ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring
     uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
@@ -401,14 +414,14 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
         if (c.ntiles > 0) {
             float s[FMHA_BN / 2], alpha[2];
             s_tile(s, false);
-            softmax_tile<D>(p, st, s, 0, scale_log2, alpha); // Step 2c
+            softmax_tile<D>(p, st, s, 0, row0, scale_log2, alpha); // Step 2c
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
         }
         for (int j = 1; j < c.ntiles; j++) {
             float s[FMHA_BN / 2], alpha[2];
             s_tile(s, true);
-            softmax_tile<D>(p, st, s, j * FMHA_BN, scale_log2, alpha); // Step 2c, under P_{j-1} V_{j-1}
+            softmax_tile<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha); // Step 2c, under P_{j-1} V_{j-1}
             pv_done();
             rescale_o<D>(st, alpha); // Step 2d: O *= alpha_j, while no MMA writes O
             pack_p(s, pa);
@@ -439,7 +452,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
             // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
             float alpha[2];
-            softmax_tile<D>(p, st, s, j * FMHA_BN, scale_log2, alpha);
+            softmax_tile<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha);
             // Step 2d: the correction; step 2e: V_j has landed; O += P_j V_j
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
