@@ -8,7 +8,7 @@
 
 #define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
 
-typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_AUTO_INT } kind_t;
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_AUTO_INT, K_AUTO_BOOL } kind_t;
 
 typedef struct {
     const char *name;
@@ -34,8 +34,8 @@ static const flag_t flags[] = {
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_PIPE, 0, "auto|N: K/V ring slots (stage F)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
-    {"--pingpong", K_BOOL, OFF(pingpong), OPT_PIPE, 0, "two consumer warpgroups take turns at the MMAs (0/1)"},
-    {"--overlap", K_BOOL, OFF(overlap), OPT_PIPE, 0, "S of tile j+1 issued before the softmax of tile j (0/1)"},
+    {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
+    {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
@@ -107,6 +107,15 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
     case K_AUTO_INT:
         if (!strcmp(v, "auto")) { *(int *)base = 0; return 0; }
         return parse_int(f->name, v, 1, (int *)base, err, len);
+    case K_AUTO_BOOL: /* -1: the stage decides (options.h) */
+        if (!strcmp(v, "auto")) { *(int *)base = -1; return 0; }
+        if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) *(int *)base = 1;
+        else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) *(int *)base = 0;
+        else {
+            snprintf(err, len, "%s: '%s' is not auto, 0 or 1", f->name, v);
+            return 2;
+        }
+        return 0;
     case K_U64: {
         char *end;
         errno = 0;
@@ -161,7 +170,7 @@ int cli_parse(int argc, char **argv, unsigned accepts, fmha_opts *o, char *err, 
         }
         const char *v;
         if (eq) v = eq + 1;
-        else if (f->kind == K_BOOL && (i + 1 >= argc || argv[i + 1][0] == '-')) v = "1";
+        else if ((f->kind == K_BOOL || f->kind == K_AUTO_BOOL) && (i + 1 >= argc || argv[i + 1][0] == '-')) v = "1";
         else if (i + 1 < argc) v = argv[++i];
         else {
             snprintf(err, len, "%s needs a value", f->name);
@@ -213,6 +222,9 @@ int cli_check_grid(double x, double y, double z, const char *what_x, const char 
     return 0;
 }
 
+/* A K_AUTO_BOOL's value as the flag takes it. */
+static const char *auto_bool(int v) { return v < 0 ? "auto" : v ? "1" : "0"; }
+
 void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha_opts *d)
 {
     printf("%s: %s\n\nusage: %s [flags]\n\n", prog, title, prog);
@@ -234,7 +246,7 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
     if (accepts & OPT_PIPE) {
         printf(" ring=");
         if (d->ring) printf("%d", d->ring); else printf("auto");
-        printf(" ws=%d pingpong=%d overlap=%d", d->ws, d->pingpong, d->overlap);
+        printf(" ws=%d pingpong=%s overlap=%s", d->ws, auto_bool(d->pingpong), auto_bool(d->overlap));
     }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
@@ -259,6 +271,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if (accepts & OPT_PIPE) {
         if (o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
         else n += snprintf(buf + n, len - (size_t)n, " ring=auto");
-        snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%d overlap=%d", o->ws, o->pingpong, o->overlap);
+        snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%s overlap=%s", o->ws, auto_bool(o->pingpong),
+                 auto_bool(o->overlap));
     }
 }

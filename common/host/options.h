@@ -27,8 +27,9 @@ typedef struct {
     int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
     int splits;                 /* split-KV CTAs per sequence; 0 = auto (whole waves) */
     int ring;                   /* K/V ring slots; 0 = auto (the deepest of 1..2 the SMEM holds) */
-    int ws, pingpong, overlap;  /* warp specialisation, inter-warpgroup ping-pong, intra-warpgroup
-                                 * overlap of S_{j+1} with the softmax of tile j (0/1 each) */
+    int ws;                     /* warp specialisation (0/1) */
+    int pingpong, overlap;      /* inter-warpgroup ping-pong, intra-warpgroup overlap of S_{j+1} with
+                                 * the softmax of tile j: 0/1, or -1 = auto (the stage decides) */
     backend_t backend;
     init_t init;
     uint64_t seed;

@@ -582,17 +582,18 @@ static int softmax_tile(cta_sim *cs, softmax_state *st)
     const int whole = fmha_tile_unmasked(p, cs->q0 + 32 * w, kv0); /* the kernel skips the mask then */
     for (int t = 0; t < 32; t++) {
         const int row = cs->q0 + 32 * w + t;
-        float sv[FMHA_BN], m_new = st->m[t];
+        float sv[FMHA_BN], mx = -INFINITY; /* the kernel's order: the max on the raw scores, scaled once */
         for (int n = 0; n < FMHA_BN; n++) {
             memcpy(&sv[n], &s[t * FMHA_BN + n], 4);
-            sv[n] = whole || fmha_visible(p, row, kv0 + n) ? sv[n] * scale_log2 : -INFINITY;
-            m_new = fmaxf(m_new, sv[n]);
+            if (!whole && !fmha_visible(p, row, kv0 + n)) sv[n] = -INFINITY;
+            mx = fmaxf(mx, sv[n]);
         }
+        const float m_new = fmaxf(st->m[t], mx * scale_log2);
         const float base = fmha_exp_base(m_new, p->faults);
         const float alpha = exp2f(st->m[t] - base);
         float rowsum = 0;
         for (int n = 0; n < FMHA_BN; n += 2) {
-            const float pe = exp2f(sv[n] - base), po = exp2f(sv[n + 1] - base);
+            const float pe = exp2f(fmaf(sv[n], scale_log2, -base)), po = exp2f(fmaf(sv[n + 1], scale_log2, -base));
             rowsum += pe + po;
             st->pk[t * (FMHA_BN / 2) + n / 2] = pack_bf16x2_cvt_order(f32_to_bf16(po), f32_to_bf16(pe));
         }

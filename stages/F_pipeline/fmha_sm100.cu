@@ -88,6 +88,7 @@
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 1000)
 #include "device/bf16_pack.cuh"
+#include "device/fast_exp2.cuh"
 #include "device/mbarrier.cuh"
 #include "device/named_bar.cuh"
 #include "device/smem.cuh"
@@ -320,27 +321,24 @@ __device__ __forceinline__ void softmax_role(const cta_flow &f, const fmha_tma_a
 #pragma unroll
             for (int e = 0; e < 32; e++) s[c0 + e] = __uint_as_float(u[e]);
         }
-        float m_new = m_i;
-        if (fmha_tile_unmasked(&p, f.q0 + 32 * warp, kv0)) { // every row of the warp sees the whole tile
+        // The max on the raw scores, scaled once (the scale is positive); each score then costs
+        // one FFMA and one MUFU.EX2 (fast_exp2) on its way to P
+        if (!fmha_tile_unmasked(&p, f.q0 + 32 * warp, kv0)) { // some row of the warp is cut in this tile
 #pragma unroll
-            for (int n = 0; n < FMHA_BN; n++) {
-                s[n] *= scale_log2;
-                m_new = fmaxf(m_new, s[n]);
-            }
-        } else {
-#pragma unroll
-            for (int n = 0; n < FMHA_BN; n++) {
-                s[n] = fmha_visible(&p, row, kv0 + n) ? s[n] * scale_log2 : -INFINITY;
-                m_new = fmaxf(m_new, s[n]);
-            }
+            for (int n = 0; n < FMHA_BN; n++)
+                if (!fmha_visible(&p, row, kv0 + n)) s[n] = -INFINITY;
         }
+        float mx = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < FMHA_BN; n++) mx = fmaxf(mx, s[n]);
+        const float m_new = fmaxf(m_i, mx * scale_log2);
         const float base = fmha_exp_base(m_new, p.faults);
-        const float alpha = exp2f(m_i - base);
+        const float alpha = fast_exp2(m_i - base);
         float rowsum = 0.0f;
         uint32_t pk[FMHA_BN / 2];
 #pragma unroll
         for (int n = 0; n < FMHA_BN; n += 2) {
-            const float pe = exp2f(s[n] - base), po = exp2f(s[n + 1] - base);
+            const float pe = fast_exp2(fmaf(s[n], scale_log2, -base)), po = fast_exp2(fmaf(s[n + 1], scale_log2, -base));
             rowsum += pe + po;
             pk[n / 2] = pack_bf16x2(pe, po);
         }

@@ -60,6 +60,7 @@
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
+#include "device/fast_exp2.cuh"
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
 #include "device/tma.cuh"
@@ -186,48 +187,44 @@ struct consumer_state {
     float o[D / 2];
 };
 
-// Steps 2c (and the P half of 2e): mask and scale S, the row max over the quad, m_new, alpha,
-// P = exp2(s - m) in place, l_i. Returns alpha in alpha[2]. `row0` is the warpgroup's first row:
-// a tile every one of its rows sees whole (fmha_tile_unmasked: all but the tail tile, and with
-// causal all but the tiles on and past the diagonal) is only scaled, without the per-element mask
-// (a branch the whole warpgroup takes the same way).
+// Steps 2c (and the P half of 2e): mask S, the row max over the quad, m_new, alpha,
+// P = exp2(s x scale log2(e) - m) in place, l_i. Returns alpha in alpha[2]. `row0` is the
+// warpgroup's first row: a tile every one of its rows sees whole (fmha_tile_unmasked: all but the
+// tail tile, and with causal all but the tiles on and past the diagonal) skips the per-element
+// mask (a branch the whole warpgroup takes the same way). The max is taken on the raw scores and
+// scaled once per row (the scale is positive: the order is the same), so each score costs one
+// FFMA and one MUFU.EX2 (fast_exp2) on its way to P, as in FlashAttention-3's softmax.
 template <int D>
 __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
                                              int row0, float scale_log2, float (&alpha)[2])
 {
     const int t = threadIdx.x % 128;
-    float mx[2] = {st.m_i[0], st.m_i[1]};
-    if (fmha_tile_unmasked(&p, row0, kv0)) {
-#pragma unroll
-        for (int i = 0; i < FMHA_BN / 2; i++) {
-            const int hi = (i >> 1) & 1;
-            s[i] *= scale_log2;
-            mx[hi] = fmaxf(mx[hi], s[i]);
-        }
-    } else {
+    if (!fmha_tile_unmasked(&p, row0, kv0)) {
 #pragma unroll
         for (int i = 0; i < FMHA_BN / 2; i++) {
             int r, c;
             wgmma_acc_map(t, i, &r, &c);
-            const int hi = (i >> 1) & 1;
-            s[i] = fmha_visible(&p, st.row[hi], kv0 + c) ? s[i] * scale_log2 : -INFINITY;
-            mx[hi] = fmaxf(mx[hi], s[i]);
+            if (!fmha_visible(&p, st.row[(i >> 1) & 1], kv0 + c)) s[i] = -INFINITY;
         }
     }
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < FMHA_BN / 2; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
     float base[2];
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
-        base[hi] = fmha_exp_base(mx[hi], p.faults);
-        alpha[hi] = exp2f(st.m_i[hi] - base[hi]);
-        st.m_i[hi] = mx[hi];
+        const float m_new = fmaxf(st.m_i[hi], mx[hi] * scale_log2);
+        base[hi] = fmha_exp_base(m_new, p.faults);
+        alpha[hi] = fast_exp2(st.m_i[hi] - base[hi]);
+        st.m_i[hi] = m_new;
         st.l_i[hi] *= alpha[hi];
     }
 #pragma unroll
     for (int i = 0; i < FMHA_BN / 2; i++) {
         const int hi = (i >> 1) & 1;
-        s[i] = exp2f(s[i] - base[hi]);
+        s[i] = fast_exp2(fmaf(s[i], scale_log2, -base[hi]));
         st.l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
     }
 }

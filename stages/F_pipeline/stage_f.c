@@ -15,10 +15,24 @@
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
 
+/* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
+ * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong always, the overlap wherever
+ * its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default,
+ * unmeasured on hardware. */
+static int pingpong_of(const fmha_opts *o)
+{
+    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws);
+}
+static int overlap_of(const fmha_opts *o)
+{
+    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
+}
+
 /* The switches each backend has, named by the rule a bad combination breaks. */
 static int validate_pipe(const fmha_opts *o, char *err, size_t len)
 {
     const int ring = ring_of(o), sm90 = o->backend == BACKEND_SM90;
+    const int pingpong = pingpong_of(o), overlap = overlap_of(o);
     if (ring > FMHA_RING_MAX) {
         snprintf(err, len, "--ring=%d: the ring has 1 to %d slots", ring, FMHA_RING_MAX);
         return 2;
@@ -34,22 +48,22 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "sm90's variant", backend_name(o->backend));
         return 2;
     }
-    if (!sm90 && o->pingpong) {
+    if (!sm90 && pingpong) {
         snprintf(err, len, "--pingpong=1: the ping-pong of two consumer warpgroups is sm90's (the %s flow has one "
                  "softmax group per CTA)", backend_name(o->backend));
         return 2;
     }
-    if (sm90 && o->pingpong && !o->ws) {
+    if (sm90 && pingpong && !o->ws) {
         snprintf(err, len, "--pingpong=1 --ws=0: the ping-pong hands the MMAs between the consumer warpgroups while a "
                  "producer warp of its own keeps the ring full; it needs --ws 1");
         return 2;
     }
-    if (sm90 && o->overlap && !FMHA_F_SM90_OVERLAP_OK(o->d)) {
+    if (sm90 && overlap && !FMHA_F_SM90_OVERLAP_OK(o->d)) {
         snprintf(err, len, "--overlap=1 --d=%d: S_j, P_{j-1} and O (D / 2 registers) do not fit a consumer thread's 232 "
                  "registers past D = 128", o->d);
         return 2;
     }
-    if (!sm90 && o->overlap && o->d > 128) {
+    if (!sm90 && overlap && o->d > 128) {
         snprintf(err, len, "--overlap=1 --d=%d: two S buffers, two P buffers and O need 2 x 128 + 2 x 64 + D <= 512 TMEM "
                  "columns, so D <= 128", o->d);
         return 2;
@@ -82,8 +96,8 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.faults = o->fault_bits;
     ap.p.pipe.ring = ring_of(o);
     ap.p.pipe.ws = o->ws;
-    ap.p.pipe.pingpong = o->pingpong;
-    ap.p.pipe.overlap = o->overlap;
+    ap.p.pipe.pingpong = pingpong_of(o);
+    ap.p.pipe.overlap = overlap_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -97,8 +111,9 @@ static int run(const fmha_opts *o, stage_result *r)
     if (attn_dump(o, "F", &ap)) rc = 1;
     if (rc == 0 && o->check) attn_check(o, &ap, r);
     const size_t n = strlen(r->detail);
-    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s)", n ? "; " : "", ap.p.pipe.ring,
-             o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM");
+    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s", n ? "; " : "",
+             ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM", ap.p.pipe.pingpong,
+             o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "");
     attn_problem_free(&ap);
     return rc;
 }
@@ -189,8 +204,8 @@ const stage_def stage_F = {
     .title = "attention forward with a K/V ring, warp specialisation and MMA/softmax overlap",
     .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE,
     .backends = ALL_BACKENDS,
-    .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = 0,
-                 .overlap = 0, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
+    .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = -1,
+                 .overlap = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
                  .warmup = 3},
     .validate = validate,
     .run = run,

@@ -54,6 +54,18 @@ Test(cli, accepts_both_value_forms_and_bare_booleans)
     cr_expect(o.help);
 }
 
+Test(cli, pipeline_switches_take_auto)
+{
+    fmha_opts o;
+    char e[512];
+    cr_assert_eq(parse(OPT_PIPE, &o, e, 4, "--pingpong", "auto", "--overlap=0"), 0, "%s", e);
+    cr_expect(o.pingpong == -1 && o.overlap == 0, "auto is -1, 0 stays 0: %d %d", o.pingpong, o.overlap);
+    cr_assert_eq(parse(OPT_PIPE, &o, e, 3, "--overlap", "--pingpong=1"), 0, "%s", e);
+    cr_expect(o.overlap == 1 && o.pingpong == 1, "a bare switch is 1: %d %d", o.overlap, o.pingpong);
+    cr_expect_eq(parse(OPT_PIPE, &o, e, 2, "--overlap=2"), 2);
+    cr_expect(strstr(e, "--overlap: '2' is not auto, 0 or 1") != NULL, "%s", e);
+}
+
 Test(cli, rejects_unknown_flag) { EXPECT_REJECT("unknown flag '--bogus'", 2, "--bogus"); }
 Test(cli, rejects_missing_value) { EXPECT_REJECT("--sq needs a value", 2, "--sq"); }
 Test(cli, rejects_non_integer) { EXPECT_REJECT("--d: 'abc' is not an integer", 3, "--d", "abc"); }

@@ -1,0 +1,14 @@
+// 2^x on the MUFU unit in one instruction. `exp2f` without --use_fast_math is four: a compare
+// with -126, a conditional halving, MUFU.EX2 and a conditional square, kept so that results
+// below 2^-126 come out as denormals rather than 0. A softmax never needs those: its P is rounded
+// to bf16 (or e4m3) and summed into l_i >= 1, so the flush-to-zero form (`ex2.approx.ftz.f32`,
+// PTX ISA 9.7.4.8: max relative error 2^-22.5 over the normal range, ex2(-inf) = +0, NaN stays
+// NaN) gives the same P. It saves the softmax three FP instructions per score.
+#pragma once
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
