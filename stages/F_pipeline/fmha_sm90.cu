@@ -101,6 +101,14 @@ struct cta_ctx {
     __device__ __forceinline__ uint32_t v_empty(int s) const { return bar(FMHA_F_BAR_V_EMPTY + s); }
 };
 
+// The first query row of this CTA. With causal, query tile x visits about x + 1 KV tiles, and the
+// GPU starts CTAs in blockIdx order: counted from the last tile, the longest CTAs start first and
+// the short ones fill the last wave, instead of a few long ones running on alone at the end.
+__device__ __forceinline__ int cta_q0(const fmha_params &p)
+{
+    return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * FMHA_BM;
+}
+
 // The producer's view of the CTA: the ring's SMEM and barriers and where its tiles come from;
 // little enough to live in the producer group's 40 registers (the whole fmha_params would not).
 template <int D>
@@ -162,10 +170,10 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
     const uint32_t q_full = c.bar(FMHA_F_BAR_Q_FULL);
     const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
     mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, FMHA_BM));
-    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, blockIdx.x * FMHA_BM, blockIdx.y,
-                 blockIdx.z);
+    const int q0 = cta_q0(p);
+    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, q0, blockIdx.y, blockIdx.z);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
-    const int ntiles = fmha_kv_tiles(&p, blockIdx.x * FMHA_BM);
+    const int ntiles = fmha_kv_tiles(&p, q0);
     for (int j = 0; j < ntiles; j++) {
         produce<D>(c, pk, j, false);
         produce<D>(c, pv, j, true);
@@ -331,7 +339,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
     c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     c.slot_bytes = c.tk.bytes;
     c.bar0 = smem_u32(smem + L.bars);
-    c.q0 = blockIdx.x * FMHA_BM; c.h = blockIdx.y; c.b = blockIdx.z;
+    c.q0 = cta_q0(p); c.h = blockIdx.y; c.b = blockIdx.z;
     c.ntiles = fmha_kv_tiles(&p, c.q0);
     const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
     ring_state pk = ring_make(ring), pv = ring_make(ring); // its places in the ring
