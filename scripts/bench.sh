@@ -146,8 +146,16 @@ SLUG=$(echo "$GPU" | tr 'A-Z' 'a-z' | sed 's/nvidia//g; s/[^a-z0-9]\{1,\}/-/g; s
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RUN=build/bench/$SLUG-$STAMP
 if [ -n "${BENCH_CSV:-}" ]; then DEST=$BENCH_CSV
-elif [ "$SHAPESET" = quick ]; then DEST=plots/data/$SLUG-$DATE-quick.csv
-else DEST=plots/data/$SLUG-$DATE.csv; fi
+else
+  # A second run on the same day gets the next free letter (b, c, ...): the day's first CSV is
+  # kept, never overwritten.
+  sfx=""; [ "$SHAPESET" = quick ] && sfx=-quick
+  DEST=plots/data/$SLUG-$DATE$sfx.csv
+  for l in b c d e f g h i j k l m n o p q r s t u v w x y z; do
+    [ -e "$DEST" ] || break
+    DEST=plots/data/$SLUG-$DATE$l$sfx.csv
+  done
+fi
 CSV=$RUN/bench.csv
 SUMMARY=$RUN/summary.tsv
 if [ "$DRY" != 1 ]; then

@@ -25,7 +25,8 @@
 //      O += P_{j-1} V_{j-1}, and runs the softmax of tile j while that P V is in flight; O is
 //      rescaled by alpha_{j-1} just before the P V that follows it
 //
-// Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE).
+// Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
+// the CTAs take the query tiles from the last, so the longest start first (cta_q0).
 // Operands and layouts (fmha.h): Q, K slots K-major SW128, V slots MN-major SW128 in SMEM (stage
 // E's tiles); S and O in registers; P re-viewed in registers as the wgmma A operand.
 //
@@ -39,7 +40,8 @@
 //       m64n128k16 SS); [overlap: then O += P_{j-1} V_{j-1}, O having been rescaled by alpha_{j-1}
 //       at the end of tile j-1]; [ping-pong: hand the turn over]; wait for S_j; each warp arrives
 //       on k_empty[slot]
-//   2c  mask and scale; row max over the quad; m_new, alpha, P, l_i
+//   2c  the mask (only on a tile some row sees in part); row max of the raw scores over the quad;
+//       m_new, alpha, P = exp2(s x scale log2 e - m) by one FFMA and one MUFU.EX2, l_i
 //   2d  overlap 0: O *= alpha_j
 //   2e  wait v_full[slot]; overlap 0: O += P_j V_j (8 wgmma RS), wait, arrive v_empty[slot];
 //       overlap 1: wait for P_{j-1} V_{j-1}, arrive v_empty of its slot, P_j into registers
