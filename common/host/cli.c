@@ -72,6 +72,15 @@ static int parse_int(const char *flag, const char *v, int min, int *out, char *e
     return 0;
 }
 
+/* 1/true/on and 0/false/off; anything else returns 1 and leaves *out alone. */
+static int parse_bool(const char *v, int *out)
+{
+    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) *out = 1;
+    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) *out = 0;
+    else return 1;
+    return 0;
+}
+
 static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, size_t len)
 {
     char *base = (char *)o + f->offset;
@@ -79,9 +88,7 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
     case K_INT:
         return parse_int(f->name, v, f->min, (int *)base, err, len);
     case K_BOOL:
-        if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) *(int *)base = 1;
-        else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) *(int *)base = 0;
-        else {
+        if (parse_bool(v, (int *)base)) {
             snprintf(err, len, "%s: '%s' is not a boolean (use 0 or 1)", f->name, v);
             return 2;
         }
@@ -108,10 +115,8 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
         if (!strcmp(v, "auto")) { *(int *)base = 0; return 0; }
         return parse_int(f->name, v, 1, (int *)base, err, len);
     case K_AUTO_BOOL: /* -1: the stage decides (options.h) */
-        if (!strcmp(v, "auto")) { *(int *)base = -1; return 0; }
-        if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) *(int *)base = 1;
-        else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) *(int *)base = 0;
-        else {
+        if (!strcmp(v, "auto")) *(int *)base = -1;
+        else if (parse_bool(v, (int *)base)) {
             snprintf(err, len, "%s: '%s' is not auto, 0 or 1", f->name, v);
             return 2;
         }
