@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Fused-attention baselines through PyTorch's scaled_dot_product_attention (README, "How speed is measured").
+"""Fused-attention baselines: PyTorch's scaled_dot_product_attention and FlashAttention-4 (README, "How speed is measured").
 
 For each shape and each backend asked for (cuDNN fused attention, SDPBackend.CUDNN_ATTENTION, and
 PyTorch's built-in flash attention, SDPBackend.FLASH_ATTENTION), only that backend is allowed, so
 a shape it refuses is reported as skipped, never silently run by another kernel. This is cuDNN
 reached through PyTorch, not through cuDNN's C backend API: every line says so (impl=...).
+Backend fa4 is FlashAttention-4's CuTe-DSL kernel (`flash_attn.cute.flash_attn_func`, pip
+flash-attn-4; on Hopper its sm90 path), called on [B, S, H, D] copies of the same inputs with GQA
+native; where it cannot be imported every fa4 line is a SKIP saying "not installed". Its kernels
+are compiled on first use, inside the warm-up.
 
 Inputs: bf16, layout [B, H, S, D], random normal. GQA (Hq != Hkv): enable_gqa=True; if the backend
 refuses that, K and V are expanded with repeat_interleave before timing (gqa=repeat_interleave).
@@ -28,7 +32,7 @@ import statistics
 import sys
 import warnings
 
-BACKENDS = ("cudnn", "flash")
+BACKENDS = ("cudnn", "flash", "fa4")
 
 
 def parse_args(argv):
@@ -41,7 +45,7 @@ def parse_args(argv):
     p.add_argument("--d", type=int, default=128)
     p.add_argument("--causal", type=int, choices=(0, 1), default=0)
     p.add_argument("--shapes", help="file with one shape a line: b hq hkv sq skv d causal")
-    p.add_argument("--backends", default="cudnn,flash", help="comma list of: cudnn, flash")
+    p.add_argument("--backends", default="cudnn,flash", help="comma list of: cudnn, flash, fa4")
     p.add_argument("--iters", type=int, default=20, help="timed samples (>= 20)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--flush-mib", type=int, default=256, help="L2 flush buffer written before each sample")
@@ -97,11 +101,13 @@ def main(argv):
         return 77
 
     dev = torch.device("cuda")
+    fa4, fa4_why = (load_fa4() if "fa4" in a.backends else (None, None))
     kinds = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
     cudnn_v = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     impl = {
         "cudnn": "torch-%s/sdpa-cudnn-%s" % (torch.__version__, cudnn_v),
         "flash": "torch-%s/sdpa-flash" % torch.__version__,
+        "fa4": fa4[1] if fa4 else "flash-attn-4",
     }
     print("sdpa: torch %s, CUDA %s, cuDNN %s, GPU %s" % (torch.__version__, torch.version.cuda, cudnn_v,
                                                          torch.cuda.get_device_name(0)))
@@ -128,7 +134,10 @@ def main(argv):
                       % (name, shape_str(s), str(e).splitlines()[0]))
             continue
         for name in a.backends:
-            line = run_one(torch, F, sdpa_kernel, kinds[name], name, impl[name], s, q, k, v, flush, ev0, ev1, a)
+            if name == "fa4":
+                line = run_fa4(torch, fa4, fa4_why, impl[name], s, q, k, v, flush, ev0, ev1, a)
+            else:
+                line = run_one(torch, F, sdpa_kernel, kinds[name], name, impl[name], s, q, k, v, flush, ev0, ev1, a)
             print(line)
             sys.stdout.flush()
             if line.startswith("[FAIL]"):
@@ -183,15 +192,20 @@ def run_one(torch, F, sdpa_kernel, kind, name, impl, s, q, k, v, flush, ev0, ev1
         return "[FAIL] %s reason=non-finite output" % tag
     del out
     use_gqa = gqa_mode == "native"
+    return timed_line(torch, lambda: call_with(kk, vv, use_gqa), tag, s, gqa_mode, impl, flush, ev0, ev1, a)
+
+
+def timed_line(torch, call, tag, s, gqa_mode, impl, flush, ev0, ev1, a):
+    """Warm-up, then --iters samples of one call each after an L2 flush: the [OK] line, or [FAIL]."""
     try:
         for _ in range(a.warmup):
-            call_with(kk, vv, use_gqa)
+            call()
         torch.cuda.synchronize()
         ms = []
         for i in range(a.iters):
             flush.fill_(i & 0xFF)
             ev0.record()
-            call_with(kk, vv, use_gqa)
+            call()
             ev1.record()
             ev1.synchronize()
             ms.append(ev0.elapsed_time(ev1))
@@ -203,6 +217,45 @@ def run_one(torch, F, sdpa_kernel, kind, name, impl, s, q, k, v, flush, ev0, ev1
         return "[FAIL] %s reason=bad timing %r" % (tag, ms)
     return ("[OK] %s time_ms=%.4f time_min_ms=%.4f tflops=%.2f gqa=%s impl=%s"
             % (tag, med, min(ms), tf, gqa_mode, impl))
+
+
+def load_fa4():
+    """(flash_attn_func, impl string), None: or (None, why it cannot be imported)."""
+    try:
+        from importlib.metadata import version
+        from flash_attn.cute import flash_attn_func
+    except Exception as e:
+        return None, "not installed (flash_attn.cute: %s)" % " ".join(str(e).split())[:160]
+    def ver(pkg):
+        try:
+            return version(pkg)
+        except Exception:
+            return "?"
+    return (flash_attn_func, "flash-attn-4-%s/cutlass-dsl-%s" % (ver("flash-attn-4"), ver("nvidia-cutlass-dsl"))), None
+
+
+def run_fa4(torch, fa4, why, impl, s, q, k, v, flush, ev0, ev1, a):
+    b, hq, hkv, sq, skv, d, causal = s
+    tag = "baseline=fa4 %s" % shape_str(s)
+    if fa4 is None:
+        return "[SKIP] %s reason=%s" % (tag, why)
+    func = fa4[0]
+    qb, kb, vb = (x.transpose(1, 2).contiguous() for x in (q, k, v))  # its layout: [B, S, H, D]
+
+    def call():
+        return func(qb, kb, vb, causal=bool(causal))[0]
+
+    try:
+        out = call()
+        torch.cuda.synchronize()
+    except Exception as e:
+        return "[FAIL] %s reason=%s" % (tag, " ".join(str(e).split())[:300])
+    if not bool(torch.isfinite(out).all()):
+        return "[FAIL] %s reason=non-finite output" % tag
+    del out
+    line = timed_line(torch, call, tag, s, "native" if hq != hkv else "none", impl, flush, ev0, ev1, a)
+    del qb, kb, vb
+    return line
 
 
 if __name__ == "__main__":

@@ -55,12 +55,13 @@ FLOATS = ("sm_clock_mhz", "time_ms_median", "time_ms_min", "tflops", "gbps", "ba
 BASE_STYLE = {  # baseline name -> (label, color, linestyle)
     "sdpa_cudnn": ("cuDNN (PyTorch SDPA)", "black", "--"),
     "sdpa_flash": ("flash (PyTorch SDPA)", "dimgray", ":"),
+    "fa4": ("FlashAttention-4 (CuTe DSL)", "tab:red", "-."),
     "cublas_qk": ("cuBLAS QK^T GEMM", "tab:brown", "-."),
     "cublas_qkpv": ("cuBLAS QK^T + PV pair (unfused)", "tab:pink", "-."),
 }
 FLOP_NOTE = ("TFLOP/s: A (one GEMM) 2*B*H*S^2*D; B (two GEMMs) and attention 4*B*H*S^2*D, attention halved "
              "for causal.")
-SHORT = {"sdpa_cudnn": "cuDNN", "sdpa_flash": "flash", "cublas_qk": "cuBLAS", "cublas_qkpv": "cuBLAS pair"}
+SHORT = {"sdpa_cudnn": "cuDNN", "sdpa_flash": "flash", "fa4": "FA4", "cublas_qk": "cuBLAS", "cublas_qkpv": "cuBLAS pair"}
 STAGE_COLOR = {"A": "tab:blue", "B": "tab:orange", "C": "tab:green", "D": "tab:red", "E": "tab:purple",
                "F": "tab:cyan"}
 
@@ -261,7 +262,7 @@ def fig_milestones(run, path):
                 ax.text(i, ymax * 0.45, label, ha="center", va="center", fontsize=9, color="dimgray", rotation=90,
                         bbox=dict(facecolor="white", edgecolor="none", alpha=0.8))
         lines = []
-        for name in ("sdpa_cudnn", "sdpa_flash"):
+        for name in ("sdpa_cudnn", "sdpa_flash", "fa4"):
             b = baseline_at(run, name, pick)
             if b:
                 lab, col, ls = BASE_STYLE[name]
@@ -581,10 +582,14 @@ def fig_ablation(run, path):
                 ax.text(i, r["tflops"] + ymax * 0.01, txt, ha="center", va="bottom", fontsize=8)
             else:
                 ax.text(i, ymax * 0.3, st or "?", ha="center", va="center", fontsize=8, color="dimgray", rotation=90)
-        b = baseline_at(run, "sdpa_cudnn", pick)
-        if b:
-            lab_, colr, ls = BASE_STYLE["sdpa_cudnn"]
-            ax.axhline(b["tflops"], color=colr, ls=ls, lw=1.4, label="%s: %.0f TFLOP/s" % (lab_, b["tflops"]))
+        drawn = False
+        for name in ("sdpa_cudnn", "fa4"):
+            b = baseline_at(run, name, pick)
+            if b:
+                lab_, colr, ls = BASE_STYLE[name]
+                ax.axhline(b["tflops"], color=colr, ls=ls, lw=1.4, label="%s: %.0f TFLOP/s" % (lab_, b["tflops"]))
+                drawn = True
+        if drawn:
             ax.legend(loc="upper left", fontsize=8)
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([lab for lab, _, _, _ in bars], rotation=35, ha="right", fontsize=8)
@@ -592,7 +597,7 @@ def fig_ablation(run, path):
         ax.set_title("%s: B=%d, H=%d, S=%d, D=%d" % ("causal" if causal else "non-causal", REF["b"], REF["hq"],
                                                      REF["s"], REF["d"]), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("TFLOP/s (ratio to cuDNN under each bar)")
+    axes[0].set_ylabel("TFLOP/s (ratio to the row's fastest baseline under each bar)")
     fig.suptitle("What each pipeline idea buys: stage C -> E (TMA) -> F's ring, producer warpgroup (ws), "
                  "ping-pong (pp), overlap (ov)\n" + run.title(), fontsize=10)
     fig.tight_layout()
@@ -670,6 +675,8 @@ def selftest():
             row("baseline", "sdpa_cudnn", "torch-x/sdpa-cudnn", ref1, "ok", 500.0, 0.6),
             row("baseline", "sdpa_flash", "torch-x/sdpa-flash", ref0, "ok", 400.0, 1.5),
             row("baseline", "sdpa_flash", "torch-x/sdpa-flash", ref1, "skipped", note="refused"),
+            row("baseline", "fa4", "flash-attn-4-x/cutlass-dsl-x", ref0, "ok", 650.0, 0.9),
+            row("baseline", "fa4", "flash-attn-4", ref1, "skipped", note="not installed (flash_attn.cute: no module)"),
             row("baseline", "cublas_qk", "cublas-x", ref0, "ok", 220.0, 2.4),
             row("baseline", "cublas_qk", "cublas-x", (4, 16, 16, 4096, 4096, 128, 0), "ok", 210.0, 1.3),
             row("stage", "A", "sm90", ref0, "ok", 72.5, 7.5, "cublas_qk", 220.0),

@@ -23,8 +23,11 @@
 # Baselines: cuBLAS strided-batched bf16 GEMMs for A (bench_baselines qk: S in f32) and B
 # (bench_baselines qkpv: the unfused pair, P = bf16(scale Q K^T) through memory, then O = P V,
 # timed as one unit); cuDNN fused attention through PyTorch's scaled_dot_product_attention (cuDNN
-# backend, not cuDNN's C API) for C and later, with PyTorch's flash backend as a second line
-# (bench/sdpa_baseline.py). Ceilings: one
+# backend, not cuDNN's C API) for C and later, with PyTorch's flash backend as a second line, and
+# FlashAttention-4 (flash_attn.cute, pip flash-attn-4; on Hopper its sm90 CuTe kernel) on the
+# attention shapes wherever it imports, its version in the row, a "not installed" row otherwise
+# (bench/sdpa_baseline.py). An attention or decode stage row's ratio is to the fastest baseline
+# at its shape, named in its baseline_name column. Ceilings: one
 # 8192^3 bf16 GEMM (TFLOP/s) and a device-to-device copy (GB/s, bytes read + written).
 #
 # Row status: ok; failed (exit 1, a crash, or a timeout; the log is kept); skipped (exit 77, or the
@@ -41,7 +44,9 @@
 #   BENCH_TIMEOUT_S=150      one program taking longer is killed and recorded as failed
 #   BENCH_MAX_S_GB=40        stage A and cuBLAS rows whose S (f32) or P (bf16) in memory, B*H*S*S*4
 #                            or *2 bytes, would exceed this are skipped
-#   BENCH_PYTHON=python3     the python with PyTorch for the SDPA baselines
+#   BENCH_PYTHON=python3     the python with PyTorch for the SDPA baselines (and FlashAttention-4)
+#   BENCH_FA4_TIMEOUT_S=240  the FlashAttention-4 process (its kernels compile on first use); the
+#                            shapes it has not reached by then are recorded as skipped
 #   BENCH_CSV=path           write the CSV there instead of plots/data/
 #   BENCH_DRY_RUN=1          list what would run (no GPU needed) and write nothing
 #   BENCH_PRECHECK=1         only the nvidia-smi check (make bench runs it before building)
@@ -55,6 +60,7 @@ ITERS=${BENCH_ITERS:-20}
 WARMUP=${BENCH_WARMUP:-3}
 BUDGET_S=${BENCH_BUDGET_S:-530}
 TIMEOUT_S=${BENCH_TIMEOUT_S:-150}
+FA4_TIMEOUT_S=${BENCH_FA4_TIMEOUT_S:-240}
 MAX_S_GB=${BENCH_MAX_S_GB:-40}
 PY=${BENCH_PYTHON:-python3}
 DRY=${BENCH_DRY_RUN:-0}
@@ -254,51 +260,61 @@ run_ceilings() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# SDPA baselines: one python process for every attention shape.
-run_sdpa() {
-  local shapes=$1 log=$RUN/sdpa.log rc line st name key tag reason shp
+# Fused-attention baselines: one python process for every attention shape and backend list
+# (bench/sdpa_baseline.py: cudnn and flash through PyTorch SDPA, fa4 = FlashAttention-4's CuTe
+# kernel where flash_attn.cute imports; a "not installed" SKIP row where it does not).
+run_sdpa() { # shapes "cudnn,flash" | "fa4"
+  local shapes=$1 backends=${2:-cudnn,flash} log rc line st name key tag reason shp names impl0 what
+  names=$(echo "$backends" | tr ',' '\n' | sed 's/^cudnn$/sdpa_cudnn/; s/^flash$/sdpa_flash/' | tr '\n' ' ')
+  log=$RUN/baselines_$(echo "$backends" | tr ',' '_').log
   if [ "$DRY" = 1 ]; then
-    echo "would run: $PY bench/sdpa_baseline.py --shapes <$(echo "$shapes" | wc -l) shapes> --iters $ITERS --warmup $WARMUP"
+    echo "would run: $PY bench/sdpa_baseline.py --shapes <$(echo "$shapes" | wc -l) shapes> --backends $backends --iters $ITERS --warmup $WARMUP"
     return
   fi
   if over_budget; then
     while read -r shp; do
-      for name in sdpa_cudnn sdpa_flash; do
+      for name in $names; do
         # shellcheck disable=SC2086
-        row baseline "$name" pytorch-sdpa $shp skipped "" "" "" "" "" "" "" "time budget of ${BUDGET_S} s used up"
+        row baseline "$name" "$(baseline_impl "$name")" $shp skipped "" "" "" "" "" "" "" "time budget of ${BUDGET_S} s used up"
       done
     done <<<"$shapes"
     return
   fi
-  echo "$shapes" >"$RUN/sdpa_shapes.txt"
-  timeout $((TIMEOUT_S * 4)) "$PY" bench/sdpa_baseline.py --shapes "$RUN/sdpa_shapes.txt" --iters "$ITERS" \
-    --warmup "$WARMUP" >"$log" 2>&1
+  echo "$shapes" >"$RUN/baseline_shapes_$backends.txt"
+  local limit=$((TIMEOUT_S * 4)); [ "$backends" = fa4 ] && limit=$FA4_TIMEOUT_S
+  timeout "$limit" "$PY" bench/sdpa_baseline.py --shapes "$RUN/baseline_shapes_$backends.txt" \
+    --backends "$backends" --iters "$ITERS" --warmup "$WARMUP" >"$log" 2>&1
   rc=$?; read_clock
-  progress "baselines sdpa_cudnn + sdpa_flash, $(echo "$shapes" | wc -l) shapes: exit $rc ($(head -n 1 "$log"))"
+  progress "baselines $names, $(echo "$shapes" | wc -l) shapes: exit $rc ($(head -n 1 "$log"))"
   while read -r shp; do
     # shellcheck disable=SC2086
     set -- $shp
     tag="b=$1 hq=$2 hkv=$3 sq=$4 skv=$5 d=$6 causal=$7"
-    for name in sdpa_cudnn sdpa_flash; do
+    for name in $names; do
+      impl0=$(baseline_impl "$name")
       line=$(grep -F "baseline=$name $tag " "$log" | tail -n 1)
       [ -z "$line" ] && line=$(grep -F "baseline=$name $tag" "$log" | tail -n 1)
       if [ -z "$line" ]; then
         reason=$(tail -n 1 "$log" | cut -c1-200)
-        if [ $rc -eq 77 ]; then st=skipped; else st=failed; fi
-        row baseline "$name" pytorch-sdpa "$@" "$st" "" "" "" "" "" "" "" "no result (sdpa_baseline.py exit $rc: $reason)"
+        if [ $rc -eq 77 ] || [ $rc -eq 124 ]; then st=skipped; else st=failed; fi
+        [ $rc -eq 124 ] && reason="killed after $limit s"
+        row baseline "$name" "$impl0" "$@" "$st" "" "" "" "" "" "" "" "no result (sdpa_baseline.py exit $rc: $reason)"
         continue
       fi
+      if [ "$name" = fa4 ]; then what="FlashAttention-4 (flash_attn.cute, CuTe DSL)"
+      else what="PyTorch scaled_dot_product_attention, this backend only (not the cuDNN C API)"; fi
       case $line in
         "[OK]"*)
           row baseline "$name" "$(field "$line" impl)" "$@" ok "$(field "$line" time_ms)" "$(field "$line" time_min_ms)" \
-            "$(field "$line" tflops)" "" "" "" "" "PyTorch scaled_dot_product_attention, this backend only (not the cuDNN C API); gqa=$(field "$line" gqa)"
+            "$(field "$line" tflops)" "" "" "" "" "$what; gqa=$(field "$line" gqa)"
           BASE_TF["$name|$shp"]=$(field "$line" tflops) ;;
-        "[SKIP]"*) row baseline "$name" pytorch-sdpa "$@" skipped "" "" "" "" "" "" "" "${line#*reason=}" ;;
-        *) row baseline "$name" pytorch-sdpa "$@" failed "" "" "" "" "" "" "" "${line#*reason=}" ;;
+        "[SKIP]"*) row baseline "$name" "$impl0" "$@" skipped "" "" "" "" "" "" "" "${line#*reason=}" ;;
+        *) row baseline "$name" "$impl0" "$@" failed "" "" "" "" "" "" "" "${line#*reason=}" ;;
       esac
     done
   done <<<"$shapes"
 }
+baseline_impl() { [ "$1" = fa4 ] && echo flash-attn-4 || echo pytorch-sdpa; }
 
 # ---------------------------------------------------------------------------------------------
 # cuBLAS GEMM baseline for one GEMM shape: qk (S in f32) or qkpv (P in bf16, then O = P V).
@@ -401,9 +417,14 @@ run_stage() { # X family baseline "b hq hkv sq skv d c" [page] [switch flags: an
   if [ -n "$bname" ]; then
     local bkey="$bname|$b $hq $hkv $sq $skv $d $c"
     btf=${BASE_TF[$bkey]:-}
-    if [ -z "$btf" ] && [ "$bname" = sdpa_cudnn ] && [ -n "${BASE_TF[sdpa_flash|$b $hq $hkv $sq $skv $d $c]:-}" ]; then
-      bname=sdpa_flash; btf=${BASE_TF[sdpa_flash|$b $hq $hkv $sq $skv $d $c]}
-      note="${note:+$note; }sdpa_cudnn unavailable at this shape: ratio to sdpa_flash"
+    if [ "$fam" = attn ] || [ "$fam" = decode ]; then # the ratio is to the fastest baseline of the row
+      local cand ctf
+      for cand in sdpa_cudnn sdpa_flash fa4; do
+        ctf=${BASE_TF[$cand|$b $hq $hkv $sq $skv $d $c]:-}
+        if [ -n "$ctf" ] && { [ -z "$btf" ] || awk -v x="$ctf" -v y="$btf" 'BEGIN { exit !(x > y) }'; }; then
+          bname=$cand; btf=$ctf
+        fi
+      done
     fi
     if [ -n "$tf" ] && [ -n "$btf" ]; then
       ratio=$(awk -v a="$tf" -v b="$btf" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
@@ -453,7 +474,8 @@ DECODE_SHAPES=$(decode_shapes)
 SDPA_SHAPES=$( { echo "$ATTN_SHAPES"; echo "$DECODE_SHAPES" | cut -d' ' -f1-7; } | grep . | awk '!seen[$0]++')
 
 run_ceilings
-[ -n "$SDPA_SHAPES" ] && run_sdpa "$SDPA_SHAPES"
+[ -n "$SDPA_SHAPES" ] && run_sdpa "$SDPA_SHAPES" cudnn,flash
+[ -n "$ATTN_SHAPES" ] && run_sdpa "$ATTN_SHAPES" fa4
 
 # Decode stages first: a handful of short rows, so a time budget that runs out cuts the long
 # prefill protocol, not them.
