@@ -285,7 +285,8 @@ def fig_milestones(run, path):
     fig.suptitle("Milestones at the reference shape: TFLOP/s per stage, ratio to its baseline (black bar)\n"
                  + run.title(), fontsize=11)
     fig.text(0.5, 0.01, FLOP_NOTE + " Baselines: A cuBLAS QK^T; B the unfused cuBLAS pair (P through memory); "
-             "attention cuDNN through PyTorch SDPA; all in the same run.",
+             "attention the fastest of cuDNN and flash (PyTorch SDPA) and FlashAttention-4 at the shape; "
+             "all in the same run.",
              ha="center", fontsize=8, color="dimgray")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
