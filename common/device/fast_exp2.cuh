@@ -2,8 +2,8 @@
 // with -126, a conditional halving, MUFU.EX2 and a conditional square, kept so that results
 // below 2^-126 come out as denormals rather than 0. A softmax never needs those: its P is rounded
 // to bf16 (or e4m3) and summed into l_i >= 1, so the flush-to-zero form (`ex2.approx.ftz.f32`,
-// PTX ISA 9.7.4.8: max relative error 2^-22.5 over the normal range, ex2(-inf) = +0, NaN stays
-// NaN) gives the same P. It saves the softmax three FP instructions per score.
+// PTX ISA 9.7.3.21 "ex2": at most 2 ulp from the correctly rounded result, ex2(-inf) = +0, NaN
+// stays NaN) gives the same P. It saves the softmax three FP instructions per score.
 #pragma once
 
 __device__ __forceinline__ float fast_exp2(float x)
