@@ -78,6 +78,7 @@
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 1000)
 #include "device/bf16_pack.cuh"
+#include "device/fast_exp2.cuh"
 #include "device/cp_async.cuh"
 #include "device/e4m3.cuh"
 #include "device/e4m3_transpose.cuh"
@@ -337,7 +338,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
                     mx = fmaxf(mx, x[n]);
                 }
             }
-            const float base = fmha_exp_base(mx, 0), alpha = exp2f(m_i - base);
+            const float base = fmha_exp_base(mx, 0), alpha = fast_exp2(m_i - base);
             m_i = mx;
             l_i *= alpha;
             float pmax = 0.0f, svmax = 0.0f;
@@ -349,7 +350,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int n = n4 + e;
-                    x[n] = exp2f(x[n] - base);
+                    x[n] = fast_exp2(x[n] - base);
                     l_i += x[n];
                     // Step 2d: V's scale into P's columns (FG17 variant: left for O's rows), the
                     // row's P scale, P's codes

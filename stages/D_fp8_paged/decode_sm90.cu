@@ -69,6 +69,7 @@
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
+#include "device/fast_exp2.cuh"
 #include "device/cp_async.cuh"
 #include "device/e4m3.cuh"
 #include "device/e4m3_transpose.cuh"
@@ -206,7 +207,7 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
         base[hi] = fmha_exp_base(mx[hi], 0);
-        alpha[hi] = exp2f(m_i[hi] - base[hi]);
+        alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
         m_i[hi] = mx[hi];
         l_i[hi] *= alpha[hi];
     }
@@ -217,7 +218,7 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         wgmma_acc_map(t, i, &r, &c);
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
-        s[i] = exp2f(s[i] - base[hi]);
+        s[i] = fast_exp2(s[i] - base[hi]);
         l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
         // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
         const float v_scale = sv[c];
@@ -431,7 +432,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
             const float mt_ = fmaxf(fmaxf(red_max[c], red_max[NR + c]), fmaxf(red_max[2 * NR + c], red_max[3 * NR + c]));
             const float m_new = fmaxf(m_i[jr], mt_);
             base[jr] = fmha_exp_base(m_new, 0);
-            alpha[jr] = exp2f(m_i[jr] - base[jr]);
+            alpha[jr] = fast_exp2(m_i[jr] - base[jr]);
             m_i[jr] = m_new;
             l_i[jr] *= alpha[jr];
         }
@@ -446,7 +447,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
                 int r, c;
                 wgmma_acc_map(t, i, &r, &c);
                 const int key = 64 * h + r, jr = jr_of(i);
-                s[h][i] = exp2f(s[h][i] - base[jr]);
+                s[h][i] = fast_exp2(s[h][i] - base[jr]);
                 l_i[jr] += s[h][i];
                 const float v_scale = sv[key];
                 if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[h][i] *= v_scale; // FG17 variant: left for O
