@@ -14,8 +14,8 @@
 //      loads of tiles j+1 .. j+R-1 are in flight while tile j is computed
 //   2. warp specialisation (--ws 1): warpgroup 0 is the producer; one thread issues every TMA
 //      copy, and the group gives its registers back (setmaxnreg.dec 40) to the two consumer
-//      warpgroups (setmaxnreg.inc 232), 64 query rows each. --ws 0: consumer thread 0 produces
-//      between its own MMAs, as in stage E
+//      warpgroups (setmaxnreg.inc 232), 64 query rows each (three groups: 24 / 160, item 6).
+//      --ws 0: consumer thread 0 produces between its own MMAs, as in stage E
 //   3. a slot is released only after the wgmma that reads it has completed: each consumer warp
 //      arrives on the slot's empty barrier after wgmma.wait_group (FG23: before it, the producer
 //      refills the slot under the MMA)
@@ -35,7 +35,7 @@
 //
 // Steps (the same labels as fmha_sm100.cu):
 //   1   prologue: thread 0 initialises q_full, k_full[s], v_full[s] (1 arrive.expect_tx each),
-//       k_empty[s], v_empty[s] (8 consumer warps); CTA barrier; the producer issues Q and the
+//       k_empty[s], v_empty[s] (4 x NC consumer warps); CTA barrier; the producer issues Q and the
 //       first R tiles of K and V; the consumers wait q_full
 //   2a  producer, per tile j: wait k_empty[slot] (empty parity), issue K_j -> k_full[slot]; the
 //       same for V_j; advance its ring state
@@ -311,11 +311,12 @@ __device__ __forceinline__ void turn_pass(int cwg)
 template <int D, bool WS, bool PP, bool OV, int NC>
 static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
+    static_assert(NC == 2 || (NC == 3 && WS), "a third consumer group comes with the producer warpgroup");
 #if FMHA_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int cwg = WS ? wg - 1 : wg; // consumer group 0 or 1; -1: the producer group
+    const int cwg = WS ? wg - 1 : wg; // consumer group 0 .. NC - 1; -1: the producer group
 
     // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
     if (threadIdx.x == 0) {
@@ -449,7 +450,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (cwg != NC - 1) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
+            if (NC == 2 ? cwg == 0 : cwg != NC - 1) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
         }

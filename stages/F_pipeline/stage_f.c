@@ -167,6 +167,8 @@ static const char *const switch_rows[] = {
     "--d 64 --sq 577 --skv 300 --hq 3 --hkv 1 --consumers 3 --pingpong 0 --overlap 1 --ring 3 --seed 34",
     "--d 64 --sq 1 --skv 129 --hq 2 --hkv 2 --consumers 3 --seed 35",
     "--d 64 --sq 384 --skv 16384 --causal --hq 1 --hkv 1 --consumers 3 --seed 36",
+    "--d 64 --sq 700 --skv 300 --causal --hq 2 --hkv 1 --consumers 3 --seed 37", /* CTAs with no KV tile */
+    "--d 64 --sq 300 --skv 100 --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 1 --seed 38", /* one tile */
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
