@@ -45,6 +45,7 @@ typedef struct {
     struct {                   /* stage F's pipeline switches (0 in the stages before it) */
         int ring;              /* K/V ring slots, 1..3 */
         int ws, pingpong, overlap;
+        int rows;              /* query rows per CTA: 0 = FMHA_BM; sm90's three consumer groups 192 */
     } pipe;
 } fmha_params;
 
@@ -99,19 +100,24 @@ FMHA_HD int fmha_tile_unmasked(const fmha_params *p, int r0, int kv0)
     return !p->causal || last <= r0 + (p->skv - p->sq);
 }
 
-/* KV tiles a CTA whose rows are [q0, q0 + Br) must visit: the causal mask ends them early; a tile
- * where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. */
-FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0)
+/* The query rows of one CTA, Br: FMHA_BM, unless a kernel takes more (p->pipe.rows). */
+FMHA_HD int fmha_cta_rows(const fmha_params *p) { return p->pipe.rows ? p->pipe.rows : FMHA_BM; }
+
+/* KV tiles a CTA whose rows are [q0, q0 + br) must visit: the causal mask ends them early; a tile
+ * where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. A kernel that
+ * knows its br at compile time passes it; fmha_kv_tiles takes the CTA's rows from p. */
+FMHA_HD int fmha_kv_tiles_rows(const fmha_params *p, int q0, int br)
 {
     int keys = p->skv;
     if (p->causal) {
-        int last_row = q0 + FMHA_BM - 1 < p->sq - 1 ? q0 + FMHA_BM - 1 : p->sq - 1;
+        int last_row = q0 + br - 1 < p->sq - 1 ? q0 + br - 1 : p->sq - 1;
         int last_key = last_row + (p->skv - p->sq);
         keys = last_key + 1 < p->skv ? last_key + 1 : p->skv;
         if (keys < 0) keys = 0;
     }
     return (keys + FMHA_BN - 1) / FMHA_BN;
 }
+FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0) { return fmha_kv_tiles_rows(p, q0, fmha_cta_rows(p)); }
 
 /* The max to exponentiate against: a row that has seen no key yet has m = -inf, and
  * exp2(-inf - (-inf)) is NaN. Using 0 instead gives exp2(-inf) = 0 for every masked score and for
@@ -127,6 +133,7 @@ FMHA_HD float fmha_exp_base(float m, unsigned faults)
  *   Q [Br x D] K-major SW128 (A of S = Q K^T), K [Bc x D] K-major SW128 (B of S),
  *   V [Bc kv x D] MN-major SW128 (B of O = P V, N = D: V[kv][d] as stored). */
 FMHA_HD smem_tile fmha_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BM, d); }
+FMHA_HD smem_tile fmha_q_tile_rows(int d, int rows) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, rows, d); }
 FMHA_HD smem_tile fmha_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BN, d); }
 FMHA_HD smem_tile fmha_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 2, d, FMHA_BN); }
 
@@ -134,7 +141,8 @@ FMHA_HD smem_tile fmha_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B,
  * the stage's validate() checks with cli_check_grid). */
 FMHA_HD grid3 fmha_grid(const fmha_params *p)
 {
-    grid3 g = {(unsigned)((p->sq + FMHA_BM - 1) / FMHA_BM), (unsigned)p->hq, (unsigned)p->b};
+    const int br = fmha_cta_rows(p);
+    grid3 g = {(unsigned)((p->sq + br - 1) / br), (unsigned)p->hq, (unsigned)p->b};
     return g;
 }
 

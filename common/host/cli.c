@@ -35,6 +35,7 @@ static const flag_t flags[] = {
     {"--ring", K_AUTO_INT, OFF(ring), OPT_PIPE, 0, "auto|N: K/V ring slots (stage F)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
+    {"--consumers", K_AUTO_INT, OFF(consumers), OPT_PIPE, 0, "auto|2|3: sm90 consumer warpgroups of 64 query rows"},
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
@@ -251,7 +252,8 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
     if (accepts & OPT_PIPE) {
         printf(" ring=");
         if (d->ring) printf("%d", d->ring); else printf("auto");
-        printf(" ws=%d pingpong=%s overlap=%s", d->ws, auto_bool(d->pingpong), auto_bool(d->overlap));
+        printf(" ws=%d pingpong=%s overlap=%s consumers=", d->ws, auto_bool(d->pingpong), auto_bool(d->overlap));
+        if (d->consumers) printf("%d", d->consumers); else printf("auto");
     }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
@@ -276,7 +278,8 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if (accepts & OPT_PIPE) {
         if (o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
         else n += snprintf(buf + n, len - (size_t)n, " ring=auto");
-        snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%s overlap=%s", o->ws, auto_bool(o->pingpong),
-                 auto_bool(o->overlap));
+        n += snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%s overlap=%s", o->ws, auto_bool(o->pingpong),
+                      auto_bool(o->overlap));
+        if (o->consumers) snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
     }
 }

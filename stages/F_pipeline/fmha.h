@@ -33,43 +33,57 @@ enum {
 };
 
 /* sm90: warpgroup 0 is the producer when ws = 1 (one thread issues the TMA copies, the group
- * gives its registers back), warpgroups 1 and 2 the consumers (64 query rows each). With ws = 0
- * the two consumer warpgroups are the whole CTA and consumer thread 0 also produces (stage E). */
-enum { FMHA_F_SM90_CONSUMER_WARPS = 8, FMHA_F_SM100_THREADS = 192 };
-FMHA_HD int fmha_f_sm90_threads(int ws) { return ws ? 384 : 256; }
-/* sm90 with warp specialisation: the producer group gives registers back down to 40 a thread, the
- * two consumer groups take up to 232 (128 x 40 + 256 x 232 = 64512 of the SM's 65536). */
-enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232 };
-/* ptxas gives every thread of the 384 the launch bound's 168 (65536 / 384, to a multiple of 8); the
- * consumers' setmaxnreg.inc waits until the producer's .dec has put enough back in the pool, for
- * ever if it never can: the split must fit what the launch holds. */
+ * gives its registers back), warpgroups 1 .. nc the consumers (64 query rows each: nc = 2, a
+ * 128-row query tile, or --consumers 3 at D = 64, 192 rows as FlashAttention-3 takes them). With
+ * ws = 0 the two consumer warpgroups are the whole CTA and consumer thread 0 also produces
+ * (stage E). */
+enum { FMHA_F_SM100_THREADS = 192 };
+FMHA_HD int fmha_f_sm90_threads(int ws, int nc) { return 128 * (nc + (ws ? 1 : 0)); }
+/* The empty barriers count the consumer warps: 4 a group. */
+FMHA_HD int fmha_f_sm90_consumer_warps(int nc) { return 4 * nc; }
+/* sm90 with warp specialisation: the producer group gives registers back, the consumer groups take
+ * them. Two consumer groups (384 threads): 40 and 232 (128 x 40 + 256 x 232 = 64512 of the SM's
+ * 65536); three (512 threads): 24 and 160 (128 x 24 + 384 x 160 = 64512). */
+enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232, FMHA_F_PRODUCER_REGS_3 = 24, FMHA_F_CONSUMER_REGS_3 = 160 };
+/* ptxas gives every thread the launch bound's share (65536 / 384 = 168, 65536 / 512 = 128, to a
+ * multiple of 8); the consumers' setmaxnreg.inc waits until the producer's .dec has put enough
+ * back in the pool, for ever if it never can: the split must fit what the launch holds. */
 #ifdef __cplusplus
 static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 168,
               "the register split must fit the 384-thread launch's 168 registers a thread");
+static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 512 * 128,
+              "the register split must fit the 512-thread launch's 128 registers a thread");
 #else
 _Static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 168,
                "the register split must fit the 384-thread launch's 168 registers a thread");
+_Static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 512 * 128,
+               "the register split must fit the 512-thread launch's 128 registers a thread");
 #endif
-/* sm90's ping-pong: consumer group c waits on named barrier FMHA_F_TURN_BAR + c for its turn at the tensor
- * cores; the other group's arrival there hands it over. 256 threads: both consumer groups. */
+/* sm90's ping-pong: consumer group c waits on named barrier FMHA_F_TURN_BAR + c for its turn at
+ * the tensor cores; group c - 1's arrival there (the last group's, for group 0) hands it over.
+ * 256 threads: the waiting group and the one handing over. */
 enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
+/* --consumers 3: a third consumer group of 64 rows; its 160 registers hold S, P and O up to D = 64. */
+#define FMHA_F_SM90_THREE_OK(d) ((d) <= 64)
 /* sm90's overlap holds S_j, P_{j-1} and O in registers: up to D = 128 (fmha_sm90.cu). */
 #define FMHA_F_SM90_OVERLAP_OK(d) ((d) <= 128)
 
-/* The SMEM of one CTA: Q [Br x D] K-major SW128 (it stages O for the TMA store at the end, as in
+/* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it stages O for the TMA store at the end, as in
  * stage E), then the ring: K slots [Bc x D] K-major SW128, V slots [Bc x D] MN-major SW128, then
  * the mbarriers (and sm100's TMEM address slot). */
 enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX };
 
-FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring)
+FMHA_HD smem_layout fmha_f_smem_layout_make_rows(int d, int ring, int rows)
 {
     uint32_t tiles[1 + 2 * FMHA_RING_MAX];
     int n = 0;
-    tiles[n++] = fmha_q_tile(d).bytes;
+    tiles[n++] = fmha_q_tile_rows(d, rows).bytes;
     for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_k_tile(d).bytes : 0u;
     for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_v_tile(d).bytes : 0u;
     return smem_layout_make(tiles, n, FMHA_F_MAX_BARS);
 }
+/* The layout at FMHA_BM query rows (sm100, emu, sm90 with two consumer groups). */
+FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring) { return fmha_f_smem_layout_make_rows(d, ring, FMHA_BM); }
 
 /* --ring auto: the deepest ring of 1..2 slots whose SMEM fits (D = 256: 1; a third slot is a
  * switch to measure, not the default). */

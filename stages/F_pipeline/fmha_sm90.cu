@@ -14,8 +14,8 @@
 //      loads of tiles j+1 .. j+R-1 are in flight while tile j is computed
 //   2. warp specialisation (--ws 1): warpgroup 0 is the producer; one thread issues every TMA
 //      copy, and the group gives its registers back (setmaxnreg.dec 40) to the two consumer
-//      warpgroups (setmaxnreg.inc 232), 64 query rows each. --ws 0: consumer thread 0 produces
-//      between its own MMAs, as in stage E
+//      warpgroups (setmaxnreg.inc 232), 64 query rows each (three groups: 24 / 160, item 6).
+//      --ws 0: consumer thread 0 produces between its own MMAs, as in stage E
 //   3. a slot is released only after the wgmma that reads it has completed: each consumer warp
 //      arrives on the slot's empty barrier after wgmma.wait_group (FG23: before it, the producer
 //      refills the slot under the MMA)
@@ -24,6 +24,9 @@
 //   5. intra-warpgroup overlap (--overlap 1): iteration j issues S_j = Q K_j^T and then
 //      O += P_{j-1} V_{j-1}, and runs the softmax of tile j while that P V is in flight; O is
 //      rescaled by alpha_{j-1} just before the P V that follows it
+//   6. three consumer warpgroups at D = 64 (--consumers 3, template NC = 3): a 192-row query tile
+//      (p.pipe.rows), 512 threads, registers 24 / 160, the ping-pong's turn going round three
+//      groups; more warps to hide the softmax's latency and more MMA work per K/V tile fetched
 //
 // Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
 // the CTAs take the query tiles from the last, so the longest start first (cta_q0).
@@ -32,7 +35,7 @@
 //
 // Steps (the same labels as fmha_sm100.cu):
 //   1   prologue: thread 0 initialises q_full, k_full[s], v_full[s] (1 arrive.expect_tx each),
-//       k_empty[s], v_empty[s] (8 consumer warps); CTA barrier; the producer issues Q and the
+//       k_empty[s], v_empty[s] (4 x NC consumer warps); CTA barrier; the producer issues Q and the
 //       first R tiles of K and V; the consumers wait q_full
 //   2a  producer, per tile j: wait k_empty[slot] (empty parity), issue K_j -> k_full[slot]; the
 //       same for V_j; advance its ring state
@@ -106,9 +109,10 @@ struct cta_ctx {
 // The first query row of this CTA. With causal, query tile x visits about x + 1 KV tiles, and the
 // GPU starts CTAs in blockIdx order: counted from the last tile, the longest CTAs start first and
 // the short ones fill the last wave, instead of a few long ones running on alone at the end.
+template <int NC>
 __device__ __forceinline__ int cta_q0(const fmha_params &p)
 {
-    return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * FMHA_BM;
+    return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * (64 * NC);
 }
 
 // The producer's view of the CTA: the ring's SMEM and barriers and where its tiles come from;
@@ -141,10 +145,10 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     fmha_f_ring_advance(&s, c.faults);
 }
 
-template <int D>
+template <int D, int NC>
 __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, const fmha_params &p, uint8_t *smem)
 {
-    const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
+    const smem_layout L = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC);
     ring_ctx<D> r;
     r.a = &a;
     r.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
@@ -162,27 +166,28 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 
 // The producer group's whole life with warp specialisation: registers back, then one thread loads
 // Q and keeps the ring full. It reads the parameters from parameter memory, after the dec.
-template <int D>
+template <int D, int NC>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
-    wg_setmaxnreg_dec<FMHA_F_PRODUCER_REGS>();
+    wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
-    const ring_ctx<D> c = make_ring_ctx<D>(a, p, smem);
+    const ring_ctx<D> c = make_ring_ctx<D, NC>(a, p, smem);
     const uint32_t q_full = c.bar(FMHA_F_BAR_Q_FULL);
-    const smem_layout L = fmha_f_smem_layout_make(D, p.pipe.ring);
-    mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, FMHA_BM));
-    const int q0 = cta_q0(p);
-    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile(D), &a.q, q_full, q0, blockIdx.y, blockIdx.z);
+    const smem_layout L = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC);
+    mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC)); // one box of 64 * NC rows a column block
+    const int q0 = cta_q0<NC>(p);
+    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile_rows(D, 64 * NC), &a.q, q_full, q0, blockIdx.y,
+                     blockIdx.z);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
-    const int ntiles = fmha_kv_tiles(&p, q0);
+    const int ntiles = fmha_kv_tiles_rows(&p, q0, 64 * NC);
     for (int j = 0; j < ntiles; j++) {
         produce<D>(c, pk, j, false);
         produce<D>(c, pv, j, true);
     }
 }
 
-// A consumer warp's release of a slot: lane 0 arrives for the warp (the barrier counts 8 warps).
+// A consumer warp's release of a slot: lane 0 arrives for the warp (the barrier counts 4 x NC warps).
 __device__ __forceinline__ void release(uint32_t bar)
 {
     __syncwarp();
@@ -278,53 +283,60 @@ __device__ __forceinline__ void issue_pv(const cta_ctx<D> &c, int slot, consumer
     wgmma_commit();
 }
 
-// The ping-pong's turn: wait for it before issuing this group's GEMMs, hand it over after.
-template <bool PP>
+// The ping-pong's turn: wait for it before issuing this group's GEMMs, hand it over to the next
+// group (c + 1, the last group to group 0) after. The barrier ids are template arguments, so each
+// group's call is spelled out.
+template <bool PP, int NC>
 __device__ __forceinline__ void turn_wait(int cwg)
 {
     if constexpr (PP) {
         if (cwg == 0) named_bar_sync<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS);
-        else named_bar_sync<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
+        else if constexpr (NC == 2) named_bar_sync<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
+        else if (cwg == 1) named_bar_sync<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
+        else named_bar_sync<FMHA_F_TURN_BAR + 2>(FMHA_F_TURN_THREADS);
     }
 }
-template <bool PP>
+template <bool PP, int NC>
 __device__ __forceinline__ void turn_pass(int cwg)
 {
     if constexpr (PP) {
         if (cwg == 0) named_bar_arrive<FMHA_F_TURN_BAR + 1>(FMHA_F_TURN_THREADS);
+        else if constexpr (NC == 2) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS);
+        else if (cwg == 1) named_bar_arrive<FMHA_F_TURN_BAR + 2>(FMHA_F_TURN_THREADS);
         else named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS);
     }
 }
 #endif
 
-template <int D, bool WS, bool PP, bool OV>
-static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
+template <int D, bool WS, bool PP, bool OV, int NC>
+static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
+    static_assert(NC == 2 || (NC == 3 && WS), "a third consumer group comes with the producer warpgroup");
 #if FMHA_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int cwg = WS ? wg - 1 : wg; // consumer group 0 or 1; -1: the producer group
+    const int cwg = WS ? wg - 1 : wg; // consumer group 0 .. NC - 1; -1: the producer group
 
     // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
     if (threadIdx.x == 0) {
-        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make(D, a.p.pipe.ring).bars);
+        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make_rows(D, a.p.pipe.ring, 64 * NC).bars);
         mbar_init(bar0 + 8u * FMHA_F_BAR_Q_FULL, 1);
         for (int s = 0; s < a.p.pipe.ring; s++) {
             mbar_init(bar0 + 8u * (FMHA_F_BAR_K_FULL + s), 1);
             mbar_init(bar0 + 8u * (FMHA_F_BAR_V_FULL + s), 1);
-            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_EMPTY + s), FMHA_F_SM90_CONSUMER_WARPS);
-            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_EMPTY + s), FMHA_F_SM90_CONSUMER_WARPS);
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_EMPTY + s), fmha_f_sm90_consumer_warps(NC));
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_EMPTY + s), fmha_f_sm90_consumer_warps(NC));
         }
         mbar_fence_init();
     }
     __syncthreads();
     if constexpr (WS) {
         if (wg == 0) { // the producer group: nothing of the consumers' state is live here
-            producer_group<D>(a, smem);
+            producer_group<D, NC>(a, smem);
             return;
         }
-        wg_setmaxnreg_inc<FMHA_F_CONSUMER_REGS>();
+        wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_CONSUMER_REGS>();
     }
 
     // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
@@ -334,22 +346,22 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
     const fmha_params &p = c.p;
     c.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES; // a footgun run expects hangs
     const int ring = p.pipe.ring;
-    const smem_layout L = fmha_f_smem_layout_make(D, ring);
-    c.tq = fmha_q_tile(D); c.tk = fmha_k_tile(D); c.tv = fmha_v_tile(D);
+    const smem_layout L = fmha_f_smem_layout_make_rows(D, ring, 64 * NC);
+    c.tq = fmha_q_tile_rows(D, 64 * NC); c.tk = fmha_k_tile(D); c.tv = fmha_v_tile(D);
     c.q = smem + L.tile[FMHA_F_SMEM_Q];
     c.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
     c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     c.slot_bytes = c.tk.bytes;
     c.bar0 = smem_u32(smem + L.bars);
-    c.q0 = cta_q0(p); c.h = blockIdx.y; c.b = blockIdx.z;
-    c.ntiles = fmha_kv_tiles(&p, c.q0);
+    c.q0 = cta_q0<NC>(p); c.h = blockIdx.y; c.b = blockIdx.z;
+    c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
     const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
     ring_state pk = ring_make(ring), pv = ring_make(ring); // its places in the ring
     int next_k = 0, next_v = 0;                              // its next tiles
     ring_ctx<D> rc;
     if (producer) {
-        rc = make_ring_ctx<D>(a, p, smem);
-        mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, FMHA_BM));
+        rc = make_ring_ctx<D, NC>(a, p, smem);
+        mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, 64 * NC));
         tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
         for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
             produce<D>(rc, pk, next_k, false);
@@ -357,7 +369,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
         }
     }
     if constexpr (PP) {
-        if (cwg == 1 && c.ntiles > 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
+        if (cwg == NC - 1 && c.ntiles > 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
     mbar_wait_budget(c.q_full(), 0, p.wd, SITE_Q_FULL, c.probes); // also before the epilogue reuses Q for O
     __syncwarp();
@@ -390,7 +402,7 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             const int kslot = ks.slot;
             mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
             __syncwarp();
-            turn_wait<PP>(cwg);
+            turn_wait<PP, NC>(cwg);
             issue_s<D>(c, cwg, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             if (with_pv) {
@@ -398,10 +410,10 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
                 __syncwarp();
                 issue_pv<D>(c, vs.slot, st, pa);
                 if (early) release(c.v_empty(vs.slot)); // FG23
-                turn_pass<PP>(cwg);
+                turn_pass<PP, NC>(cwg);
                 wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             } else {
-                turn_pass<PP>(cwg);
+                turn_pass<PP, NC>(cwg);
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
@@ -436,9 +448,9 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
         if (c.ntiles > 0) { // the last tile's P V
             mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
             __syncwarp();
-            turn_wait<PP>(cwg);
+            turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (cwg == 0) turn_pass<PP>(cwg); // group 1's last window passes nothing: nobody would take it
+            if (NC == 2 ? cwg == 0 : cwg != NC - 1) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
         }
@@ -449,10 +461,10 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
             __syncwarp();
             float s[FMHA_BN / 2];
-            turn_wait<PP>(cwg);
+            turn_wait<PP, NC>(cwg);
             issue_s<D>(c, cwg, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
-            turn_pass<PP>(cwg);
+            turn_pass<PP, NC>(cwg);
             wgmma_wait<0>();
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
@@ -465,10 +477,10 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
             pack_p(s, pa);
             mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
             __syncwarp();
-            turn_wait<PP>(cwg);
+            turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
             if (early) release(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
-            if (!(cwg == 1 && j == last)) turn_pass<PP>(cwg); // group 1's last pass: nobody would take it
+            if (!(cwg == NC - 1 && j == last)) turn_pass<PP, NC>(cwg); // the last group's last pass: nobody would take it
             wgmma_wait<0>();
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
@@ -517,23 +529,36 @@ static __global__ void __launch_bounds__(WS ? 384 : 256, 1) fmha_kernel(const __
 #endif
 }
 
-template <int D, bool WS, bool PP, bool OV>
+template <int D, bool WS, bool PP, bool OV, int NC>
 static int launch(const fmha_params &p, const fmha_tma_args &a)
 {
-    const uint32_t smem = fmha_f_smem_layout_make(D, p.pipe.ring).bytes;
-    return launch_kernel(fmha_kernel<D, WS, PP, OV>, fmha_grid(&p), fmha_f_sm90_threads(WS), smem, a);
+    const uint32_t smem = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC).bytes;
+    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
 }
 
 // The overlap keeps P_{j-1} (32 registers) and S_j (64) live beside O (D / 2): at D = 256 that is
 // past the consumers' 232 registers, so D = 256 runs without it (stage_f.c rejects the switch).
+// Three consumer groups (p.pipe.rows = 192) exist at D = 64 only, with the producer group.
 template <int D>
 static int launch_d(const fmha_params &p, const fmha_tma_args &a)
 {
     const int ws = p.pipe.ws, pp = p.pipe.pingpong;
     const bool ov = FMHA_F_SM90_OVERLAP_OK(D) && p.pipe.overlap;
-    if (!ws) return ov ? launch<D, false, false, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, false, false, false>(p, a);
-    if (pp) return ov ? launch<D, true, true, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, true, true, false>(p, a);
-    return ov ? launch<D, true, false, FMHA_F_SM90_OVERLAP_OK(D)>(p, a) : launch<D, true, false, false>(p, a);
+    constexpr bool OK = FMHA_F_SM90_OVERLAP_OK(D);
+    if constexpr (FMHA_F_SM90_THREE_OK(D)) {
+        if (ws && p.pipe.rows == 192) {
+            if (pp) return ov ? launch<D, true, true, OK, 3>(p, a) : launch<D, true, true, false, 3>(p, a);
+            return ov ? launch<D, true, false, OK, 3>(p, a) : launch<D, true, false, false, 3>(p, a);
+        }
+    }
+    if (p.pipe.rows != 0 && p.pipe.rows != FMHA_BM) {
+        fprintf(stderr, "stage F (sm90): %d query rows a CTA at D = %d%s (stage_f.c's rules)\n", p.pipe.rows, D,
+                ws ? "" : " without the producer group");
+        return 1;
+    }
+    if (!ws) return ov ? launch<D, false, false, OK, 2>(p, a) : launch<D, false, false, false, 2>(p, a);
+    if (pp) return ov ? launch<D, true, true, OK, 2>(p, a) : launch<D, true, true, false, 2>(p, a);
+    return ov ? launch<D, true, false, OK, 2>(p, a) : launch<D, true, false, false, 2>(p, a);
 }
 
 extern "C" int stage_f_sm90_launch(const void *params)

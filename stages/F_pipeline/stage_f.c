@@ -28,6 +28,11 @@ static int overlap_of(const fmha_opts *o)
     return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
 
+/* --consumers auto: two consumer groups (a 128-row query tile) until three are measured faster. */
+static int consumers_of(const fmha_opts *o) { return o->consumers ? o->consumers : 2; }
+/* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
+static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
+
 /* The switches each backend has, named by the rule a bad combination breaks. */
 static int validate_pipe(const fmha_opts *o, char *err, size_t len)
 {
@@ -37,7 +42,27 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--ring=%d: the ring has 1 to %d slots", ring, FMHA_RING_MAX);
         return 2;
     }
-    const uint32_t smem = fmha_f_smem_layout_make(o->d, ring).bytes;
+    const int nc = consumers_of(o);
+    if (nc != 2 && nc != 3) {
+        snprintf(err, len, "--consumers=%d: sm90's consumer warpgroups are 2 (128 query rows a CTA) or 3 (192)", nc);
+        return 2;
+    }
+    if (nc == 3 && !sm90) {
+        snprintf(err, len, "--consumers=3: three consumer warpgroups are sm90's (the %s flow has one softmax group of "
+                 "128 rows)", backend_name(o->backend));
+        return 2;
+    }
+    if (nc == 3 && !o->ws) {
+        snprintf(err, len, "--consumers=3 --ws=0: the third consumer group comes with the producer warpgroup; it needs "
+                 "--ws 1");
+        return 2;
+    }
+    if (nc == 3 && !FMHA_F_SM90_THREE_OK(o->d)) {
+        snprintf(err, len, "--consumers=3 --d=%d: 512 threads leave a consumer 160 registers, which hold S, P and O up "
+                 "to D = 64", o->d);
+        return 2;
+    }
+    const uint32_t smem = fmha_f_smem_layout_make_rows(o->d, ring, nc == 3 ? 192 : FMHA_BM).bytes;
     if (smem > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: Q and %d K/V slot pairs need %u bytes of SMEM, over the %u-byte opt-in limit "
                  "(use a shallower ring)", ring, o->d, ring, smem, SMEM_OPTIN_MAX_BYTES);
@@ -79,6 +104,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     if (validate_pipe(o, err, len)) return 2;
     fmha_params p;
     attn_params_for(o, &p);
+    p.pipe.rows = rows_of(o); /* the Q box of the tensor map is the CTA's query tile */
     char why[400];
     if (fmha_tmaps_check(&p, o->backend == BACKEND_SM90 ? 9 : 10, why, sizeof why)) {
         snprintf(err, len, "the tensor maps of this shape break a cuTensorMapEncodeTiled rule: %s", why);
@@ -98,6 +124,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.ws = o->ws;
     ap.p.pipe.pingpong = pingpong_of(o);
     ap.p.pipe.overlap = overlap_of(o);
+    ap.p.pipe.rows = rows_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -111,9 +138,10 @@ static int run(const fmha_opts *o, stage_result *r)
     if (attn_dump(o, "F", &ap)) rc = 1;
     if (rc == 0 && o->check) attn_check(o, &ap, r);
     const size_t n = strlen(r->detail);
-    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s", n ? "; " : "",
-             ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM", ap.p.pipe.pingpong,
-             o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "");
+    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA",
+             n ? "; " : "", ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM",
+             ap.p.pipe.pingpong, o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "",
+             fmha_cta_rows(&ap.p));
     attn_problem_free(&ap);
     return rc;
 }
@@ -131,6 +159,16 @@ static const char *const switch_rows[] = {
     "--d 128 --sq 128 --skv 16384 --hq 1 --hkv 1 --seed 28",
     "--d 128 --sq 256 --skv 32768 --causal --hq 1 --hkv 1 --seed 29",
     "--d 64 --sq 1 --skv 16384 --hq 8 --hkv 1 --seed 30",
+    /* three consumer groups (192 query rows a CTA): tails of the 192-row tile, causal, GQA, BSHD,
+     * every ping-pong and overlap setting, a long sequence */
+    "--d 64 --sq 193 --skv 700 --hq 2 --hkv 1 --consumers 3 --seed 31",
+    "--d 64 --sq 400 --skv 1025 --causal --hq 4 --hkv 2 --consumers 3 --pingpong 0 --overlap 0 --seed 32",
+    "--d 64 --sq 191 --skv 513 --causal --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 0 --layout bshd --seed 33",
+    "--d 64 --sq 577 --skv 300 --hq 3 --hkv 1 --consumers 3 --pingpong 0 --overlap 1 --ring 3 --seed 34",
+    "--d 64 --sq 1 --skv 129 --hq 2 --hkv 2 --consumers 3 --seed 35",
+    "--d 64 --sq 384 --skv 16384 --causal --hq 1 --hkv 1 --consumers 3 --seed 36",
+    "--d 64 --sq 700 --skv 300 --causal --hq 2 --hkv 1 --consumers 3 --seed 37", /* CTAs with no KV tile */
+    "--d 64 --sq 300 --skv 100 --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 1 --seed 38", /* one tile */
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",

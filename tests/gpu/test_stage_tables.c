@@ -59,17 +59,19 @@ Test(stage_f_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&sta
 
 /* Stage F's pipeline gives the same bits every run: five runs of one shape (a ring that wraps,
  * causal, GQA) on each switch setting that reorders the work (the producer warpgroup, the
- * ping-pong, the overlap), O and LSE compared byte for byte with the first run's. The schedule of
+ * ping-pong, the overlap, three consumer groups), O and LSE compared byte for byte with the first run's. The schedule of
  * loads and MMAs changes from run to run; the arithmetic must not. */
 Test(stage_f_gpu, sm90_five_runs_bitwise_identical, .timeout = 300)
 {
     SKIP_WITHOUT_GPU(9);
-    static const char *const sw[] = {"--ws 0 --ring 1", "--ws 1 --ring 2", "--ws 1 --ring 3 --pingpong 1 --overlap 1"};
+    static const char *const sw[] = {
+        "--d 128 --ws 0 --ring 1", "--d 128 --ws 1 --ring 2", "--d 128 --ws 1 --ring 3 --pingpong 1 --overlap 1",
+        "--d 64 --ws 1 --ring 2 --consumers 3 --pingpong 1 --overlap 1"};
     for (unsigned k = 0; k < sizeof sw / sizeof sw[0]; k++) {
         char cmd[900];
         snprintf(cmd, sizeof cmd,
                  "set -e; d=build/determinism_f_%u; rm -rf $d; for i in 1 2 3 4 5; do mkdir -p $d/$i; "
-                 "build/bin/stage_F --backend sm90 --d 128 --sq 700 --skv 1500 --causal --hq 4 --hkv 2 %s "
+                 "build/bin/stage_F --backend sm90 --sq 700 --skv 1500 --causal --hq 4 --hkv 2 %s "
                  "--dump $d/$i > /dev/null; done; for i in 2 3 4 5; do cmp $d/1/F_o_bf16bits_in_layout.npy "
                  "$d/$i/F_o_bf16bits_in_layout.npy && cmp $d/1/F_lse.npy $d/$i/F_lse.npy; done; rm -rf $d",
                  k, sw[k]);

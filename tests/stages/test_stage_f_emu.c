@@ -44,6 +44,16 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --overlap 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
                                               "'232 registers'"),
                  0, "sm90's overlap stops at D = 128 (registers)");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --consumers 3 2>&1 | tail -n 1 | grep -q 'sm90'"), 0,
+                 "three consumer warpgroups are sm90's");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --consumers 3 --d 128 2>&1 | tail -n 1 | grep -q "
+                                              "'160 registers'"),
+                 0, "three consumer groups stop at D = 64 (registers)");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --consumers 3 --ws 0 2>&1 | tail -n 1 | grep -q "
+                                              "'needs --ws 1'"),
+                 0, "the third consumer group comes with the producer warpgroup");
+    cr_expect_eq(program_exit_code("stage_F", "--consumers 4 2>&1 | tail -n 1 | grep -q '2 (128 query rows a CTA) or 3'"),
+                 0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps each */
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 14"),

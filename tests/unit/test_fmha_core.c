@@ -1,6 +1,7 @@
 /* The attention core's mask rules (common/attn/fmha_core.h): fmha_tile_unmasked, which lets a
  * kernel skip the per-element mask on a tile, agrees with fmha_visible element by element, on
- * shapes with tails on both sides, causal with Sq below, at and above Skv, and FG21's variant. */
+ * shapes with tails on both sides, causal with Sq below, at and above Skv, and FG21's variant;
+ * the KV tiles of a CTA of 128 or 192 query rows are the ones its rows see. */
 #include <criterion/criterion.h>
 
 #include "attn/fmha_core.h"
@@ -53,4 +54,37 @@ Test(fmha_core, a_long_sequence_masks_only_its_last_tile)
     /* rows 4096..4159 see keys up to 4096..4159: tiles 0..31 whole, tile 32 [4096, 4224) cut, and
      * every later one */
     cr_expect_eq(masked, 65 - 32, "causal: the diagonal tile and the ones past it");
+}
+
+/* fmha_kv_tiles_rows: the KV tiles a CTA of br query rows visits are exactly those holding a key
+ * some row of it sees (br 128 and 192, the CTA heights of the stages), and fmha_grid and
+ * fmha_kv_tiles take br from p->pipe.rows (0: FMHA_BM). */
+Test(fmha_core, kv_tiles_cover_every_visible_key_for_each_cta_height)
+{
+    static const int sqs[] = {1, 100, 191, 192, 193, 400, 1025}, skvs[] = {1, 129, 300, 1025};
+    static const int brs[] = {128, 192};
+    for (unsigned bi = 0; bi < 2; bi++)
+        for (unsigned si = 0; si < sizeof sqs / sizeof sqs[0]; si++)
+            for (unsigned ki = 0; ki < sizeof skvs / sizeof skvs[0]; ki++)
+                for (int causal = 0; causal < 2; causal++) {
+                    fmha_params p = {0};
+                    p.sq = sqs[si];
+                    p.skv = skvs[ki];
+                    p.causal = causal;
+                    p.hq = p.b = 1;
+                    const int br = brs[bi];
+                    p.pipe.rows = br == FMHA_BM ? 0 : br;
+                    const grid3 g = fmha_grid(&p);
+                    cr_assert_eq(g.x, (unsigned)((p.sq + br - 1) / br), "the grid covers Sq in tiles of %d rows", br);
+                    for (int q0 = 0; q0 < p.sq; q0 += br) {
+                        int last_key = -1; /* the last key any row of the CTA sees */
+                        for (int i = q0; i < q0 + br && i < p.sq; i++)
+                            for (int j = 0; j < p.skv; j++)
+                                if (fmha_visible(&p, i, j) && j > last_key) last_key = j;
+                        const int want = last_key < 0 ? 0 : last_key / FMHA_BN + 1;
+                        cr_assert_eq(fmha_kv_tiles_rows(&p, q0, br), want, "br %d sq %d skv %d causal %d q0 %d", br, p.sq,
+                                     p.skv, causal, q0);
+                        cr_assert_eq(fmha_kv_tiles(&p, q0), want, "fmha_kv_tiles reads br from p->pipe.rows");
+                    }
+                }
 }
