@@ -16,20 +16,30 @@
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
 
 /* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
- * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong always, the overlap wherever
- * its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default,
+ * (notes/stage-f.md): on sm90 with a producer warpgroup and two consumer groups, the ping-pong
+ * always, the overlap wherever its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default,
  * unmeasured on hardware. */
+static int consumers_of(const fmha_opts *o);
 static int pingpong_of(const fmha_opts *o)
 {
-    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws);
+    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2);
 }
 static int overlap_of(const fmha_opts *o)
 {
-    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
+    return o->overlap >= 0 ? o->overlap
+                           : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2 && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
 
-/* --consumers auto: two consumer groups (a 128-row query tile) until three are measured faster. */
-static int consumers_of(const fmha_opts *o) { return o->consumers ? o->consumers : 2; }
+/* --consumers auto: three consumer groups (a 192-row query tile) on sm90 with the producer warpgroup
+ * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three, the ping-pong and
+ * the overlap are off: three warps per scheduler hide the softmax without them, and they cost
+ * registers and barriers (D64 S8k, notes/stage-f-perf.md: 2.18 ms without either, 2.28 ms with
+ * both, 2.56 ms with two groups). */
+static int consumers_of(const fmha_opts *o)
+{
+    if (o->consumers) return o->consumers;
+    return o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_THREE_OK(o->d) ? 3 : 2;
+}
 /* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
 static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
 
@@ -154,7 +164,8 @@ static const char *const switch_rows[] = {
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 0 --pingpong 0 --overlap 0 --seed 23",
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 1 --pingpong 0 --overlap 0 --seed 24",
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 1 --pingpong 0 --overlap 0 --seed 25",
-    "--d 64 --sq 257 --skv 700 --hq 2 --hkv 2 --ring 3 --ws 1 --pingpong 0 --overlap 0 --layout bshd --seed 26",
+    "--d 64 --sq 257 --skv 700 --hq 2 --hkv 2 --ring 3 --ws 1 --pingpong 0 --overlap 0 --consumers 2 --layout bshd --seed 26",
+    "--d 64 --sq 300 --skv 1025 --causal --hq 4 --hkv 2 --consumers 2 --seed 39", /* auto's choice before three */
     "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --ring 1 --ws 1 --pingpong 0 --overlap 0 --seed 27",
     "--d 128 --sq 128 --skv 16384 --hq 1 --hkv 1 --seed 28",
     "--d 128 --sq 256 --skv 32768 --causal --hq 1 --hkv 1 --seed 29",
