@@ -160,6 +160,27 @@ static __device__ __forceinline__ bool mbar_try_wait_parity(uint32_t bar, uint32
     return done != 0;
 }
 
+// try_wait.parity with a suspend-time hint (same section): a thread whose phase has not completed
+// may be suspended for up to `ns` nanoseconds, and resumes as soon as the phase completes. Without
+// the hint the H200 answers within tens of nanoseconds, so a waiter spins; a waiter off the
+// critical path (a producer waiting for a ring slot to empty) then takes issue slots from the warps
+// sharing its scheduler.
+static __device__ __forceinline__ bool mbar_try_wait_parity_sleep(uint32_t bar, uint32_t parity, uint32_t ns)
+{
+    uint32_t done = 0;
+#if FMHA_MBAR_DEVICE
+    asm volatile("{\n\t"
+                 ".reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t"
+                 "}"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity), "r"(ns)
+                 : "memory");
+#endif
+    return done != 0;
+}
+
 // The bounded wait with an explicit probe budget. On exhaustion: report (site, parity, who) into
 // the watchdog and trap; wd may be null, then it only traps.
 static __device__ __forceinline__ void mbar_wait_budget(uint32_t bar, uint32_t parity,
@@ -170,6 +191,24 @@ static __device__ __forceinline__ void mbar_wait_budget(uint32_t bar, uint32_t p
         if (mbar_try_wait_parity(bar, parity)) return;
     }
     fmha_watchdog_fire(wd, FMHA_WD_MBAR_WAIT, site, parity, budget);
+}
+
+// The bounded wait for a waiter off the critical path: each probe may sleep up to FMHA_MBAR_SLEEP_NS,
+// so the budget is the caller's divided by FMHA_MBAR_SLEEP_DIV (a deadlock is still reported, in
+// about budget / 16 x 1 us at most, instead of budget x 1 us).
+#ifndef FMHA_MBAR_SLEEP_NS
+#define FMHA_MBAR_SLEEP_NS 1000u
+#endif
+#define FMHA_MBAR_SLEEP_DIV 16u
+static __device__ __forceinline__ void mbar_wait_budget_sleep(uint32_t bar, uint32_t parity,
+                                                              fmha_watchdog *wd, uint32_t site,
+                                                              uint32_t budget)
+{
+    const uint32_t n = budget / FMHA_MBAR_SLEEP_DIV > 0 ? budget / FMHA_MBAR_SLEEP_DIV : 1u;
+    for (uint32_t i = 0; i < n; i++) {
+        if (mbar_try_wait_parity_sleep(bar, parity, FMHA_MBAR_SLEEP_NS)) return;
+    }
+    fmha_watchdog_fire(wd, FMHA_WD_MBAR_WAIT, site, parity, n);
 }
 
 // The wait every kernel uses: mbar_wait_budget with FMHA_MBAR_WAIT_PROBES.

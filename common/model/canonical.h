@@ -156,4 +156,13 @@ FMHA_HD uint64_t smem_tile_desc_sm90(const smem_tile *t, uint32_t base, int mn0,
     return sm90_desc_encode(smem_tile_desc_start(t, base, mn0, k), t->lbo, t->sbo, t->swz);
 }
 
+/* The descriptor of the K step at element k from the step-0 descriptor d0 of the same operand:
+ * smem_tile_desc_sm90(t, base, mn0, k) == smem_tile_desc_sm90_k(t, smem_tile_desc_sm90(t, base,
+ * mn0, 0), k) for every canonical tile (tests/unit/test_smem_desc.c checks it), because a tile's
+ * offset is the sum of its row part and its K part. A kernel encodes d0 once, outside its loop. */
+FMHA_HD uint64_t smem_tile_desc_sm90_k(const smem_tile *t, uint64_t d0, int k)
+{
+    return smem_desc_add(d0, smem_tile_k_advance(t, k));
+}
+
 #endif

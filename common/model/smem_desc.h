@@ -77,6 +77,16 @@ FMHA_HD uint64_t smem_desc_advance(uint64_t d, uint32_t bytes)
     return (d & ~(uint64_t)0x3FFFu) | (start & 0x3FFFu);
 }
 
+/* smem_desc_advance without the masks, for the MMA issue path: one 64-bit add. Exact whenever the
+ * moved start address stays inside the 256 KB shared window (start + bytes < 2^18: the 14-bit
+ * field cannot carry into LBO), which holds for every operand inside a CTA's SMEM (at most 228
+ * KB). With a compile-time `bytes` it is one uniform IADD beside each wgmma, where re-encoding
+ * the descriptor per K step costs four or five instructions on the way to the MMA issue. */
+FMHA_HD uint64_t smem_desc_add(uint64_t d, uint32_t bytes)
+{
+    return d + (uint64_t)(bytes >> 4);
+}
+
 typedef struct {
     uint32_t start, lbo, sbo;  /* bytes */
     unsigned base_offset;

@@ -62,15 +62,23 @@ __device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64
 }
 
 // acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. 127, 0 .. K)^T, both operands K-major SMEM tiles
-// (ta at SMEM address a, tb at b): K/16 wgmma m64n128k16 SS, the first with scale-d 0 (it
-// overwrites acc), each descriptor advanced by the tile's own K rule (model/canonical.h). This is
+// whose step-0 descriptors are da and db: K/16 wgmma m64n128k16 SS, the first with scale-d 0 (it
+// overwrites acc), each descriptor moved to its K step by one add (smem_tile_desc_sm90_k). This is
 // S = Q K^T for one warpgroup's 64 query rows. Issues only: the caller fences before and commits
 // and waits after, so a pipelined stage can overlap the wait.
+template <int K>
+__device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k_desc(float (&acc)[64], const smem_tile &ta, uint64_t da,
+                                                                   const smem_tile &tb, uint64_t db)
+{
+#pragma unroll
+    for (int k = 0; k < K; k += 16)
+        wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
+}
+
+// The same with the tiles named by SMEM address (ta at a, its rows from a_row0; tb at b).
 template <int K>
 __device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k(float (&acc)[64], const smem_tile &ta, uint32_t a, int a_row0,
                                                               const smem_tile &tb, uint32_t b)
 {
-#pragma unroll
-    for (int k = 0; k < K; k += 16)
-        wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90(&ta, a, a_row0, k), smem_tile_desc_sm90(&tb, b, 0, k), k > 0);
+    wgmma_m64n128_ss_bf16_over_k_desc<K>(acc, ta, smem_tile_desc_sm90(&ta, a, a_row0, 0), tb, smem_tile_desc_sm90(&tb, b, 0, 0));
 }

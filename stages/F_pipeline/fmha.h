@@ -67,6 +67,13 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 #define FMHA_F_SM90_THREE_OK(d) ((d) <= 64)
 /* sm90's overlap holds S_j, P_{j-1} and O in registers: up to D = 128 (fmha_sm90.cu). */
 #define FMHA_F_SM90_OVERLAP_OK(d) ((d) <= 128)
+/* sm90 overlap: how many of a thread's 64 scores are exponentiated before the wait for the
+ * previous tile's P V (the rest run after it, interleaved with O's rescale). Measured on the H200
+ * (notes/stage-f-perf.md): 0, 8, 16 and 32 within 0.4% at D128 S8k, 8 the best causal, at S 2k
+ * and at D 64; 32 is 7% slower at D 64. */
+#ifndef FMHA_F_EXP_BEFORE_PV
+#define FMHA_F_EXP_BEFORE_PV 8
+#endif
 
 /* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it stages O for the TMA store at the end, as in
  * stage E), then the ring: K slots [Bc x D] K-major SW128, V slots [Bc x D] MN-major SW128, then

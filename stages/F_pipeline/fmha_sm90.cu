@@ -27,6 +27,9 @@
 //   6. three consumer warpgroups at D = 64 (--consumers 3, template NC = 3): a 192-row query tile
 //      (p.pipe.rows), 512 threads, registers 24 / 160, the ping-pong's turn going round three
 //      groups; more warps to hide the softmax's latency and more MMA work per K/V tile fetched
+//   7. the issue path kept short: every wgmma descriptor is encoded once, outside the loop, and
+//      moved to its K step by one add (smem_tile_desc_sm90_k); the producer thread waits with a
+//      suspend-time hint instead of spinning beside the consumer warps on its scheduler
 //
 // Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
 // the CTAs take the query tiles from the last, so the longest start first (cta_q0).
@@ -42,12 +45,14 @@
 //   2b  consumer: wait k_full[slot]; [ping-pong: wait for the turn]; S_j = Q K_j^T (D/16 wgmma
 //       m64n128k16 SS); [overlap: then O += P_{j-1} V_{j-1}, O having been rescaled by alpha_{j-1}
 //       at the end of tile j-1]; [ping-pong: hand the turn over]; wait for S_j; each warp arrives
-//       on k_empty[slot]
+//       on k_empty[slot] (overlap with the producer group: after the first exponentials of 2c)
 //   2c  the mask (only on a tile some row sees in part); row max of the raw scores over the quad;
 //       m_new, alpha, P = exp2(s x scale log2 e - m) by one FFMA and one MUFU.EX2, l_i
 //   2d  overlap 0: O *= alpha_j
 //   2e  wait v_full[slot]; overlap 0: O += P_j V_j (8 wgmma RS), wait, arrive v_empty[slot];
-//       overlap 1: wait for P_{j-1} V_{j-1}, arrive v_empty of its slot, P_j into registers
+//       overlap 1: after FMHA_F_EXP_BEFORE_PV of the exponentials, wait for P_{j-1} V_{j-1};
+//       then O *= alpha_j together with the other exponentials; arrive v_empty of its slot;
+//       P_j into registers
 //   3   epilogue: (overlap 1: the last P V); l_i over the quad; O / l_i -> bf16 -> SMEM (the Q
 //       tile) -> TMA store; wait for the store to read SMEM; LSE
 //   4   teardown: nothing to free (no TMEM on Hopper)
@@ -94,10 +99,14 @@ struct cta_ctx {
     uint8_t *q;
     uint32_t k0, v0, slot_bytes; // SMEM addresses of slot 0's K and V tiles; the tile size
     uint32_t bar0;               // SMEM address of barrier 0
+    uint64_t dq, dk0, dv0;       // wgmma descriptors at K step 0: this group's 64 Q rows, slot 0's K and V
     int q0, h, b, ntiles;
     uint32_t probes;
     __device__ __forceinline__ uint32_t k(int s) const { return k0 + (uint32_t)s * slot_bytes; }
     __device__ __forceinline__ uint32_t v(int s) const { return v0 + (uint32_t)s * slot_bytes; }
+    // slot s's descriptors: the slots lie slot_bytes apart, and a descriptor is linear in its start
+    __device__ __forceinline__ uint64_t dk(int s) const { return smem_desc_add(dk0, (uint32_t)s * slot_bytes); }
+    __device__ __forceinline__ uint64_t dv(int s) const { return smem_desc_add(dv0, (uint32_t)s * slot_bytes); }
     __device__ __forceinline__ uint32_t bar(int i) const { return bar0 + 8u * (uint32_t)i; }
     __device__ __forceinline__ uint32_t q_full() const { return bar(FMHA_F_BAR_Q_FULL); }
     __device__ __forceinline__ uint32_t k_full(int s) const { return bar(FMHA_F_BAR_K_FULL + s); }
@@ -131,13 +140,18 @@ struct ring_ctx {
 // Step 2a: the producer's next K (or V) tile: wait for its slot to be empty, then the copy. K and
 // V walk the ring with states of their own: with --ws 0 the consumer thread that produces refills
 // K's slot after S and V's after P V, at different times.
-template <int D>
+// The producer warpgroup's thread (SLEEP) waits with a suspend-time hint: it has nothing else to
+// do, and a spinning waiter takes issue slots from the consumer warps on its scheduler. With
+// --ws 0 the producing consumer thread keeps the plain probe.
+template <int D, bool SLEEP>
 __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int j, bool is_v)
 {
     const int slot = s.slot;
     const uint32_t empty = c.bar((is_v ? FMHA_F_BAR_V_EMPTY : FMHA_F_BAR_K_EMPTY) + slot);
     const uint32_t full = c.bar((is_v ? FMHA_F_BAR_V_FULL : FMHA_F_BAR_K_FULL) + slot);
-    mbar_wait_budget(empty, fmha_f_empty_parity(&s, c.faults), c.wd, is_v ? SITE_V_EMPTY : SITE_K_EMPTY, c.probes);
+    const uint32_t site = is_v ? SITE_V_EMPTY : SITE_K_EMPTY, parity = fmha_f_empty_parity(&s, c.faults);
+    if constexpr (SLEEP) mbar_wait_budget_sleep(empty, parity, c.wd, site, c.probes);
+    else mbar_wait_budget(empty, parity, c.wd, site, c.probes);
     mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, FMHA_BN));
     const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
     if (is_v) tma_load_tile<D>(tile, fmha_v_tile(D), &c.a->v, full, j * FMHA_BN, c.hk_v, c.b);
@@ -182,8 +196,8 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
     const int ntiles = fmha_kv_tiles_rows(&p, q0, 64 * NC);
     for (int j = 0; j < ntiles; j++) {
-        produce<D>(c, pk, j, false);
-        produce<D>(c, pv, j, true);
+        produce<D, true>(c, pk, j, false);
+        produce<D, true>(c, pv, j, true);
     }
 }
 
@@ -202,16 +216,16 @@ struct consumer_state {
     float o[D / 2];
 };
 
-// Steps 2c (and the P half of 2e): mask S, the row max over the quad, m_new, alpha,
-// P = exp2(s x scale log2(e) - m) in place, l_i. Returns alpha in alpha[2]. `row0` is the
-// warpgroup's first row: a tile every one of its rows sees whole (fmha_tile_unmasked: all but the
-// tail tile, and with causal all but the tiles on and past the diagonal) skips the per-element
-// mask (a branch the whole warpgroup takes the same way). The max is taken on the raw scores and
-// scaled once per row (the scale is positive: the order is the same), so each score costs one
-// FFMA and one MUFU.EX2 (fast_exp2) on its way to P, as in FlashAttention-3's softmax.
+// Step 2c, first half: mask S, the row max over the quad, m_new, alpha, the exponent's base, l_i
+// rescaled. `row0` is the warpgroup's first row: a tile every one of its rows sees whole
+// (fmha_tile_unmasked: all but the tail tile, and with causal all but the tiles on and past the
+// diagonal) skips the per-element mask (a branch the whole warpgroup takes the same way). The max
+// is taken on the raw scores and scaled once per row (the scale is positive: the order is the
+// same), so each score costs one FFMA and one MUFU.EX2 (fast_exp2) on its way to P, as in
+// FlashAttention-3's softmax.
 template <int D>
-__device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
-                                             int row0, float scale_log2, float (&alpha)[2])
+__device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
+                                            int row0, float scale_log2, float (&alpha)[2], float (&base)[2])
 {
     const int t = threadIdx.x % 128;
     if (!fmha_tile_unmasked(&p, row0, kv0)) {
@@ -225,7 +239,6 @@ __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_stat
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < FMHA_BN / 2; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
-    float base[2];
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
@@ -236,12 +249,31 @@ __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_stat
         st.m_i[hi] = m_new;
         st.l_i[hi] *= alpha[hi];
     }
+}
+
+// Step 2c, second half, for the scores [I0, I1) of this thread: P = exp2(s x scale log2(e) - base)
+// in place, and this thread's part of the row sum (the quad is summed at the end). The overlap
+// runs it in two parts around the wait for P_{j-1} V_{j-1}, so that O's rescale shares a basic
+// block with the second part and ptxas interleaves the FMULs with the MUFU.EX2s.
+template <int I0, int I1>
+__device__ __forceinline__ void softmax_exp(float (&s)[FMHA_BN / 2], const float (&base)[2], float scale_log2, float (&l)[2])
+{
 #pragma unroll
-    for (int i = 0; i < FMHA_BN / 2; i++) {
+    for (int i = I0; i < I1; i++) {
         const int hi = (i >> 1) & 1;
         s[i] = fast_exp2(fmaf(s[i], scale_log2, -base[hi]));
-        st.l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
+        l[hi] += s[i];
     }
+}
+
+// All of step 2c: the max, then every exponential.
+template <int D>
+__device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
+                                             int row0, float scale_log2, float (&alpha)[2])
+{
+    float base[2];
+    softmax_max<D>(p, st, s, kv0, row0, scale_log2, alpha, base);
+    softmax_exp<0, FMHA_BN / 2>(s, base, scale_log2, st.l_i);
 }
 
 template <int D>
@@ -261,13 +293,13 @@ __device__ __forceinline__ void pack_p(const float (&s)[FMHA_BN / 2], uint32_t (
 }
 
 template <int D>
-__device__ __forceinline__ void issue_s(const cta_ctx<D> &c, int cwg, int slot, float (&s)[FMHA_BN / 2])
+__device__ __forceinline__ void issue_s(const cta_ctx<D> &c, int slot, float (&s)[FMHA_BN / 2])
 {
 #pragma unroll
     for (int i = 0; i < FMHA_BN / 2; i++) s[i] = 0.0f; // (the first k-step overwrites it; ptxas allocates
                                                        // D = 256 without serialising only with it)
     wgmma_fence();
-    wgmma_m64n128_ss_bf16_over_k<D>(s, c.tq, smem_u32(c.q), 64 * cwg, c.tk, c.k(slot));
+    wgmma_m64n128_ss_bf16_over_k_desc<D>(s, c.tq, c.dq, c.tk, c.dk(slot));
     wgmma_commit();
 }
 
@@ -277,9 +309,10 @@ __device__ __forceinline__ void issue_pv(const cta_ctx<D> &c, int slot, consumer
 {
     wgmma_fence_operand(st.o);
     wgmma_fence();
+    const uint64_t dv = c.dv(slot);
 #pragma unroll
     for (int kk = 0; kk < FMHA_BN / 16; kk++)
-        wgmma_m64nNk16_rs_bf16<D, 1>(st.o, pa[kk], smem_tile_desc_sm90(&c.tv, c.v(slot), 0, 16 * kk), 1);
+        wgmma_m64nNk16_rs_bf16<D, 1>(st.o, pa[kk], smem_tile_desc_sm90_k(&c.tv, dv, 16 * kk), 1);
     wgmma_commit();
 }
 
@@ -316,7 +349,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int cwg = WS ? wg - 1 : wg; // consumer group 0 .. NC - 1; -1: the producer group
+    // consumer group 0 .. NC - 1 (-1: the producer group), read from lane 0 so that the compiler
+    // knows it is the same in the whole warp: Q's descriptor, which depends on it, then lives in
+    // uniform registers, where the wgmma reads it, instead of being rebuilt before every MMA
+    const int cwg = __shfl_sync(0xFFFFFFFFu, WS ? wg - 1 : wg, 0);
 
     // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
     if (threadIdx.x == 0) {
@@ -353,6 +389,9 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     c.slot_bytes = c.tk.bytes;
     c.bar0 = smem_u32(smem + L.bars);
+    c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
+    c.dk0 = smem_tile_desc_sm90(&c.tk, c.k0, 0, 0);
+    c.dv0 = smem_tile_desc_sm90(&c.tv, c.v0, 0, 0);
     c.q0 = cta_q0<NC>(p); c.h = blockIdx.y; c.b = blockIdx.z;
     c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
     const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
@@ -364,8 +403,8 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, 64 * NC));
         tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
         for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
-            produce<D>(rc, pk, next_k, false);
-            produce<D>(rc, pv, next_v, true);
+            produce<D, false>(rc, pk, next_k, false);
+            produce<D, false>(rc, pv, next_v, true);
         }
     }
     if constexpr (PP) {
@@ -403,7 +442,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
             __syncwarp();
             turn_wait<PP, NC>(cwg);
-            issue_s<D>(c, cwg, kslot, s);
+            issue_s<D>(c, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             if (with_pv) {
                 mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
@@ -417,17 +456,19 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
-            if (!early) release(c.k_empty(kslot));
+            if (!early && !(WS && with_pv)) release(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
             fmha_f_ring_advance(&ks, p.faults);
-            if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
+            if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
             if constexpr (!WS) __syncwarp(); // the producing lane went its own way: converge before .sync.aligned
         };
-        auto pv_done = [&]() { // Step 2e: P_{j-1} V_{j-1} has completed: its V slot is free
+        auto pv_wait = [&]() { // Step 2e: P_{j-1} V_{j-1} has completed: O may be rescaled
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
+        };
+        auto pv_release = [&]() { // and its V slot is free
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
-            if (!WS && producer && next_v < c.ntiles) produce<D>(rc, pv, next_v++, true);
+            if (!WS && producer && next_v < c.ntiles) produce<D, false>(rc, pv, next_v++, true);
             if constexpr (!WS) __syncwarp();
         };
         if (c.ntiles > 0) {
@@ -438,11 +479,22 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             pack_p(s, pa);
         }
         for (int j = 1; j < c.ntiles; j++) {
-            float s[FMHA_BN / 2], alpha[2];
+            float s[FMHA_BN / 2], alpha[2], base[2];
+            const int kslot = ks.slot;
             s_tile(s, true);
-            softmax_tile<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha); // Step 2c, under P_{j-1} V_{j-1}
-            pv_done();
-            rescale_o<D>(st, alpha); // Step 2d: O *= alpha_j, while no MMA writes O
+            // Step 2c under P_{j-1} V_{j-1}: the max and the first exponentials, then the wait for
+            // that P V, then O *= alpha_j (step 2d) in one block with the remaining exponentials.
+            // ptxas moves a wgmma wait up to the start of its basic block, where it would hold the
+            // whole softmax until P_{j-1} V_{j-1} is done (notes/stage-f-perf.md); K_j's release, a
+            // branch, starts a new block after the first exponentials and keeps the wait there.
+            // (--ws 0 releases K_j in s_tile: its producing thread refills the slot right there.)
+            softmax_max<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha, base);
+            softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
+            if (WS && !early) release(c.k_empty(kslot));
+            pv_wait();
+            rescale_o<D>(st, alpha);
+            softmax_exp<FMHA_F_EXP_BEFORE_PV, FMHA_BN / 2>(s, base, scale_log2, st.l_i);
+            pv_release();
             pack_p(s, pa);
         }
         if (c.ntiles > 0) { // the last tile's P V
@@ -462,13 +514,13 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             float s[FMHA_BN / 2];
             turn_wait<PP, NC>(cwg);
-            issue_s<D>(c, cwg, kslot, s);
+            issue_s<D>(c, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
             wgmma_wait<0>();
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
-            if (!WS && producer && next_k < c.ntiles) produce<D>(rc, pk, next_k++, false); // ws 0: refill behind
+            if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
             // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
             float alpha[2];
             softmax_tile<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha);
@@ -484,7 +536,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_wait<0>();
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
-            if (!WS && producer && next_v < c.ntiles) produce<D>(rc, pv, next_v++, true);
+            if (!WS && producer && next_v < c.ntiles) produce<D, false>(rc, pv, next_v++, true);
         }
     }
 

@@ -26,15 +26,14 @@ static int pingpong_of(const fmha_opts *o)
 }
 static int overlap_of(const fmha_opts *o)
 {
-    return o->overlap >= 0 ? o->overlap
-                           : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2 && FMHA_F_SM90_OVERLAP_OK(o->d));
+    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
 
 /* --consumers auto: three consumer groups (a 192-row query tile) on sm90 with the producer warpgroup
- * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three, the ping-pong and
- * the overlap are off: three warps per scheduler hide the softmax without them, and they cost
- * registers and barriers (D64 S8k, notes/stage-f-perf.md: 2.18 ms without either, 2.28 ms with
- * both, 2.56 ms with two groups). */
+ * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three the ping-pong is
+ * off (three warps per scheduler take turns without it) and the overlap on: D64 S8k on the H200
+ * (notes/stage-f-perf.md), 2.03 ms with three groups and the overlap, 2.23 ms with three alone,
+ * 2.46 ms with two groups, ping-pong and overlap. */
 static int consumers_of(const fmha_opts *o)
 {
     if (o->consumers) return o->consumers;

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "host/rng.h"
+#include "model/canonical.h"
 #include "model/smem_desc.h"
 
 Test(smem_desc, known_answers_sm100)
@@ -65,4 +66,37 @@ Test(smem_desc, advance_moves_only_the_start_field)
     cr_expect_eq(f.start, 1056);
     cr_expect_eq(e - d, 2, "+32 B is +2 in the encoded low word");
     cr_expect_eq(f.sbo, 1024);
+}
+
+/* The one-add K step (smem_desc_add via smem_tile_desc_sm90_k) equals re-encoding the descriptor
+ * at every K step, for every canonical tile kind, element size, operand row start and K step,
+ * with the tile anywhere in a 228 KB SMEM: what lets a kernel encode its descriptors once. */
+Test(smem_desc, k_step_by_one_add_equals_reencoding)
+{
+    const swizzle_mode modes[] = {SWZ_NONE, SWZ_32B, SWZ_64B, SWZ_128B};
+    rng_t r;
+    rng_seed(&r, 7);
+    int checked = 0;
+    for (int major = 0; major < 2; major++)
+        for (int m = 0; m < 4; m++)
+            for (int eb = 1; eb <= 2; eb++)
+                for (int mn = 64; mn <= 256; mn *= 2)
+                    for (int kk = 64; kk <= 256; kk *= 2) {
+                        const operand_major om = major ? MAJOR_MN : MAJOR_K;
+                        const smem_tile t = smem_tile_make(om, modes[m], eb, mn, kk);
+                        const int kstep = 32 / eb; /* one MMA K step: 32 bytes of K */
+                        /* rows an operand may start at: 8 (K-major), one swizzle atom's width (MN-major) */
+                        const int mstep = om == MAJOR_K ? 8 : (modes[m] == SWZ_NONE ? 16 : swizzle_span(modes[m])) / eb;
+                        if (t.bytes > 228u * 1024u) continue;
+                        const uint32_t base = 1024u * (uint32_t)rng_int(&r, 0, (int)((228u * 1024u - t.bytes) / 1024u));
+                        for (int mn0 = 0; mn0 < mn; mn0 += mstep) {
+                            const uint64_t d0 = smem_tile_desc_sm90(&t, base, mn0, 0);
+                            for (int k = 0; k < kk; k += kstep) {
+                                cr_assert_eq(smem_tile_desc_sm90_k(&t, d0, k), smem_tile_desc_sm90(&t, base, mn0, k),
+                                             "major %d swz %d eb %d %dx%d row %d k %d", major, m, eb, mn, kk, mn0, k);
+                                checked++;
+                            }
+                        }
+                    }
+    cr_expect_gt(checked, 1000);
 }
