@@ -5,9 +5,15 @@
 # as [[:space:]]), e.g.
 #   sm_90a  HGMMA\.64x   wgmma (QK^T on the tensor cores)
 # A pattern starting with ! must NOT be there (e.g. !LDG\.E\.128: no thread copies left).
+# An order rule "A>>B>>C>>F" says: in every function whose name matches F, after each
+# instruction matching A, one matching B comes before the next one matching C (and at least one
+# A ... C pair exists), e.g.
+# stage F's wait for the previous P V (C) must come after some exponentials (B) that follow the
+# wait for S (A): ptxas may move a wait up to the start of its block.
 # Full listings land in build/sass/stage_<X>.<arch>.sass. Exit 1 if a pattern is missing or
 # cuobjdump gives no SASS for an arch (its message is shown), 77 if there is no cuobjdump.
-# SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump.
+# SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump;
+# SASS_EXPECT=<file> takes the rules from there instead of the stage's sass.expect (tests).
 set -u
 # cuobjdump: the one on PATH, else $CUDA_HOME/bin/cuobjdump (the Makefile passes CUDA_HOME).
 # --check-tool: only that check (make sass runs it before building, so a machine without
@@ -29,12 +35,24 @@ rc=0
 [ $# -eq 0 ] && echo "make sass: no stage binaries yet, nothing to check"
 # A listing holds SASS when it has instruction lines such as "/*0010*/  MOV R1, c[0x0][0x28] ;".
 has_sass() { grep -qE '/\*[0-9a-f]{4,}\*/' "$1" 2>/dev/null; }
+# order_pairs A B C F listing: "<A..C pairs> <pairs with no B between>" over the functions
+# whose name matches F.
+order_pairs() {
+  awk -v A="$1" -v B="$2" -v C="$3" -v F="$4" '
+    /Function :/ { armed = 0; on = ($3 ~ F); next }
+    on {
+      if (armed && $0 ~ B) seen = 1
+      if (armed && $0 ~ C) { n++; if (!seen) bad++; armed = 0 }
+      if ($0 ~ A) { armed = 1; seen = 0 }
+    }
+    END { printf "%d %d\n", n, bad }' "$5"
+}
 declare -A bad
 for bin in "$@"; do
   bad=()
   s=${bin##*/stage_}
   dir=$(ls -d stages/"$s"_* 2>/dev/null | head -n 1)
-  expect="$dir/sass.expect"
+  expect=${SASS_EXPECT:-$dir/sass.expect}
   for arch in sm_90a sm_100a; do
     listing=$sass_dir/stage_$s.$arch.sass
     if [ -n "$cuobjdump" ]; then
@@ -57,6 +75,17 @@ for bin in "$@"; do
   while read -r arch pattern what; do
     case "$arch" in ''|\#*) continue ;; esac
     [ -n "${bad[$arch]:-}" ] && continue
+    case "$pattern" in *'>>'*'>>'*'>>'*)
+      a=${pattern%%>>*}; rest=${pattern#*>>}; b=${rest%%>>*}; rest=${rest#*>>}; c=${rest%%>>*}; f=${rest#*>>}
+      read -r pairs nob < <(order_pairs "$a" "$b" "$c" "$f" "$sass_dir/stage_$s.$arch.sass")
+      if [ "${pairs:-0}" -gt 0 ] && [ "${nob:-0}" -eq 0 ]; then
+        printf 'stage %s %-8s %-26s %5d x in order  (%s)\n' "$s" "$arch" "A>>B>>C" "$pairs" "$what"
+      else
+        printf 'stage %s %-8s %-26s OUT OF ORDER: %d of %d A..C pairs without B (%s; A %s, B %s, C %s)\n' "$s" "$arch" "A>>B>>C" \
+          "${nob:-0}" "${pairs:-0}" "$what" "$a" "$b" "$c in $f"; rc=1
+      fi
+      continue ;;
+    esac
     if [ "${pattern#!}" != "$pattern" ]; then
       n=$(grep -cE "${pattern#!}" "$sass_dir/stage_$s.$arch.sass" 2>/dev/null)
       if [ "${n:-0}" -eq 0 ]; then
