@@ -5,9 +5,9 @@
 # as [[:space:]]), e.g.
 #   sm_90a  HGMMA\.64x   wgmma (QK^T on the tensor cores)
 # A pattern starting with ! must NOT be there (e.g. !LDG\.E\.128: no thread copies left).
-# An order rule "A>>B>>C>>F" says: in every function whose name matches F, after each
-# instruction matching A, one matching B comes before the next one matching C (and at least one
-# A ... C pair exists), e.g.
+# An order rule "A>>B>>C>>F" says: every function whose name matches F (at least one) has an
+# A ... C pair, and after each instruction matching A one matching B comes before the next one
+# matching C, e.g.
 # stage F's wait for the previous P V (C) must come after some exponentials (B) that follow the
 # wait for S (A): ptxas may move a wait up to the start of its block.
 # Full listings land in build/sass/stage_<X>.<arch>.sass. Exit 1 if a pattern is missing or
@@ -35,17 +35,18 @@ rc=0
 [ $# -eq 0 ] && echo "make sass: no stage binaries yet, nothing to check"
 # A listing holds SASS when it has instruction lines such as "/*0010*/  MOV R1, c[0x0][0x28] ;".
 has_sass() { grep -qE '/\*[0-9a-f]{4,}\*/' "$1" 2>/dev/null; }
-# order_pairs A B C F listing: "<A..C pairs> <pairs with no B between>" over the functions
-# whose name matches F.
+# order_pairs A B C F listing: "<A..C pairs> <pairs with no B between> <functions matching F
+# with no pair> <functions matching F>".
 order_pairs() {
   awk -v A="$1" -v B="$2" -v C="$3" -v F="$4" '
-    /Function :/ { armed = 0; on = ($3 ~ F); next }
+    function close_fn() { if (on) { fns++; if (!mine) empty++ } }
+    /Function :/ { close_fn(); armed = 0; mine = 0; on = ($3 ~ F); next }
     on {
       if (armed && $0 ~ B) seen = 1
-      if (armed && $0 ~ C) { n++; if (!seen) bad++; armed = 0 }
+      if (armed && $0 ~ C) { n++; mine++; if (!seen) bad++; armed = 0 }
       if ($0 ~ A) { armed = 1; seen = 0 }
     }
-    END { printf "%d %d\n", n, bad }' "$5"
+    END { close_fn(); printf "%d %d %d %d\n", n, bad, empty, fns }' "$5"
 }
 declare -A bad
 for bin in "$@"; do
@@ -77,12 +78,12 @@ for bin in "$@"; do
     [ -n "${bad[$arch]:-}" ] && continue
     case "$pattern" in *'>>'*'>>'*'>>'*)
       a=${pattern%%>>*}; rest=${pattern#*>>}; b=${rest%%>>*}; rest=${rest#*>>}; c=${rest%%>>*}; f=${rest#*>>}
-      read -r pairs nob < <(order_pairs "$a" "$b" "$c" "$f" "$sass_dir/stage_$s.$arch.sass")
-      if [ "${pairs:-0}" -gt 0 ] && [ "${nob:-0}" -eq 0 ]; then
-        printf 'stage %s %-8s %-26s %5d x in order  (%s)\n' "$s" "$arch" "A>>B>>C" "$pairs" "$what"
+      read -r pairs nob empty fns < <(order_pairs "$a" "$b" "$c" "$f" "$sass_dir/stage_$s.$arch.sass")
+      if [ "${fns:-0}" -gt 0 ] && [ "${empty:-0}" -eq 0 ] && [ "${nob:-0}" -eq 0 ]; then
+        printf 'stage %s %-8s %-26s %5d x in order in %d functions  (%s)\n' "$s" "$arch" "A>>B>>C" "$pairs" "$fns" "$what"
       else
-        printf 'stage %s %-8s %-26s OUT OF ORDER: %d of %d A..C pairs without B (%s; A %s, B %s, C %s)\n' "$s" "$arch" "A>>B>>C" \
-          "${nob:-0}" "${pairs:-0}" "$what" "$a" "$b" "$c in $f"; rc=1
+        printf 'stage %s %-8s %-26s OUT OF ORDER: %d of %d A..C pairs without B, %d of %d functions without a pair (%s; A %s, B %s, C %s in %s)\n' \
+          "$s" "$arch" "A>>B>>C" "${nob:-0}" "${pairs:-0}" "${empty:-0}" "${fns:-0}" "$what" "$a" "$b" "$c" "$f"; rc=1
       fi
       continue ;;
     esac

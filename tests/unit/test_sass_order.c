@@ -1,7 +1,8 @@
 /* scripts/sass_check.sh's order rule "A>>B>>C>>F" on hand-written listings (no cuobjdump needed):
  * stage F's overlap must run exponentials (B) between the wait for S_j (A) and the wait for
  * P_{j-1} V_{j-1} (C). The listing with the wait hoisted above them, which ptxas produced before
- * fmha_sm90.cu's loop kept it in place, must fail; functions outside F are not looked at. */
+ * fmha_sm90.cu's loop kept it in place, must fail, and so must a checked function without the
+ * pair; functions outside F are not looked at. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,19 @@ Test(sass_order, the_hoisted_wait_fails_and_the_kept_one_passes)
     write_listing(path, "_Z11fmha_kernelILi128ELb1ELb1ELb1ELi2EEv13fmha_tma_args", max,
                   "_Z11fmha_kernelILi128ELb0ELb0ELb1ELi2EEv13fmha_tma_args", mufu);
     cr_expect_eq(check(dir), 1, "no exponential between the waits: out of order");
+
+    /* two checked functions, one in order and one with no pair at all: the second one fails it */
+    {
+        FILE *g = fopen(path, "w");
+        cr_assert(g != NULL);
+        fprintf(g, "\t\tFunction : _Z11fmha_kernelILi128ELb1ELb1ELb1ELi2EEv13fmha_tma_args\n");
+        fprintf(g, "        /*0100*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n%s", mufu);
+        fprintf(g, "        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n");
+        fprintf(g, "\t\tFunction : _Z11fmha_kernelILi64ELb1ELb1ELb1ELi2EEv13fmha_tma_args\n");
+        fprintf(g, "        /*0100*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n");
+        fclose(g);
+    }
+    cr_expect_eq(check(dir), 1, "a checked function without an A..C pair");
 
     /* no function the rule looks at: nothing shows the order, which is a failure too */
     write_listing(path, "_Z11fmha_kernelILi128ELb0ELb1ELb1ELi2EEv13fmha_tma_args", mufu,
