@@ -97,13 +97,11 @@ struct cta_ctx {
     fmha_params p;
     smem_tile tq, tk, tv;
     uint8_t *q;
-    uint32_t k0, v0, slot_bytes; // SMEM addresses of slot 0's K and V tiles; the tile size
+    uint32_t k0, v0, slot_bytes; // SMEM addresses of slot 0's K and V tiles (slot s: + s x the tile size)
     uint32_t bar0;               // SMEM address of barrier 0
     uint64_t dq, dk0, dv0;       // wgmma descriptors at K step 0: this group's 64 Q rows, slot 0's K and V
     int q0, h, b, ntiles;
     uint32_t probes;
-    __device__ __forceinline__ uint32_t k(int s) const { return k0 + (uint32_t)s * slot_bytes; }
-    __device__ __forceinline__ uint32_t v(int s) const { return v0 + (uint32_t)s * slot_bytes; }
     // slot s's descriptors: the slots lie slot_bytes apart, and a descriptor is linear in its start
     __device__ __forceinline__ uint64_t dk(int s) const { return smem_desc_add(dk0, (uint32_t)s * slot_bytes); }
     __device__ __forceinline__ uint64_t dv(int s) const { return smem_desc_add(dv0, (uint32_t)s * slot_bytes); }
