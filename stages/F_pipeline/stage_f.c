@@ -15,20 +15,6 @@
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
 
-/* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
- * (notes/stage-f.md): on sm90 with a producer warpgroup and two consumer groups, the ping-pong
- * always, the overlap wherever its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default,
- * unmeasured on hardware. */
-static int consumers_of(const fmha_opts *o);
-static int pingpong_of(const fmha_opts *o)
-{
-    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2);
-}
-static int overlap_of(const fmha_opts *o)
-{
-    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
-}
-
 /* --consumers auto: three consumer groups (a 192-row query tile) on sm90 with the producer warpgroup
  * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three the ping-pong is
  * off (three warps per scheduler take turns without it) and the overlap on: D64 S8k on the H200
@@ -39,6 +25,20 @@ static int consumers_of(const fmha_opts *o)
     if (o->consumers) return o->consumers;
     return o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_THREE_OK(o->d) ? 3 : 2;
 }
+
+/* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
+ * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong with two consumer groups,
+ * the overlap wherever its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap
+ * stays off by default, unmeasured on hardware. */
+static int pingpong_of(const fmha_opts *o)
+{
+    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2);
+}
+static int overlap_of(const fmha_opts *o)
+{
+    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
+}
+
 /* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
 static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
 
