@@ -393,6 +393,8 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
     c.dk0 = smem_tile_desc_sm90(&c.tk, c.k0, 0, 0);
     c.dv0 = smem_tile_desc_sm90(&c.tv, c.v0, 0, 0);
+    asm volatile("" : "+l"(c.dk0), "+l"(c.dv0)); // computed once: ptxas would otherwise re-encode both from the
+                                                  // SMEM addresses on every tile (six uniform instructions each)
     c.q0 = cta_q0<NC>(p); c.h = blockIdx.y; c.b = blockIdx.z;
     c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
     const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
