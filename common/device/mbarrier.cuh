@@ -187,7 +187,6 @@ static __device__ __forceinline__ void mbar_wait_budget(uint32_t bar, uint32_t p
                                                         fmha_watchdog *wd, uint32_t site,
                                                         uint32_t budget)
 {
-#pragma unroll 1 // a compile-time budget would otherwise unroll the probes into pages of code
     for (uint32_t i = 0; i < budget; i++) {
         if (mbar_try_wait_parity(bar, parity)) return;
     }
@@ -206,7 +205,6 @@ static __device__ __forceinline__ void mbar_wait_budget_sleep(uint32_t bar, uint
                                                               uint32_t budget)
 {
     const uint32_t n = budget / FMHA_MBAR_SLEEP_DIV > 0 ? budget / FMHA_MBAR_SLEEP_DIV : 1u;
-#pragma unroll 1
     for (uint32_t i = 0; i < n; i++) {
         if (mbar_try_wait_parity_sleep(bar, parity, FMHA_MBAR_SLEEP_NS)) return;
     }

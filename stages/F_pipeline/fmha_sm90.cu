@@ -588,8 +588,12 @@ template <int D, bool WS, bool PP, bool OV, int NC>
 static int launch(const fmha_params &p, const fmha_tma_args &a)
 {
     const uint32_t smem = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC).bytes;
-    if (p.faults) return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, true>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
-    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, false>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
+    // D = 256 keeps the run-time fault checks in every run: on the H200 its kernel without them
+    // measured 1-2% slower (ptxas schedules the 256-wide loop differently); at D = 64 and 128 the
+    // kernel without them is 2-7% faster (notes/stage-f-perf.md).
+    if (D == 256 || p.faults)
+        return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, true>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
+    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, D == 256>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
 }
 
 // The overlap keeps P_{j-1} (32 registers) and S_j (64) live beside O (D / 2): at D = 256 that is
