@@ -381,6 +381,15 @@ def decode_bf16_bytes(r):
     return kv + qo
 
 
+RING_COLOR = {"2": "tab:purple", "3": "tab:brown", "4": "tab:pink"}
+
+
+def ablation_ring(r):
+    """'2' from an ablation row's note 'switches: --ring 2', else None."""
+    m = re.search(r"--ring (\S+)", r.get("note") or "")
+    return m.group(1) if m else None
+
+
 def fig_decode(run, path):
     """GB/s against Skv per decode shape family (B, Hq, Hkv, D): stage D over the bytes of its FP8
     cache, the SDPA baselines (bf16, contiguous cache) over theirs, and the read-only ceiling."""
@@ -411,6 +420,14 @@ def fig_decode(run, path):
             ax.plot([r["skv"] for r in sub], [r["gbps"] for r in sub], mk + "-", color=STAGE_COLOR["D"],
                     label="stage D (%s, FP8 paged), %s" % (sub[0]["backend"], lbl))
             top += [r["gbps"] for r in sub]
+            # the pipelined decode (stage D's ablation rows: --ring N), one line per ring depth
+            abl = [r for r in run.rows if r["kind"] == "ablation" and r["name"] == "D" and r["status"] == "ok"
+                   and r["gbps"] and (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
+            for ring in sorted({ablation_ring(r) for r in abl} - {None}):
+                pr = sorted((r for r in abl if ablation_ring(r) == ring), key=lambda r: r["skv"])
+                ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-", color=RING_COLOR.get(ring, "tab:purple"),
+                        label="stage D --ring %s (pipelined), %s" % (ring, lbl))
+                top += [r["gbps"] for r in pr]
             for name, col in (("sdpa_cudnn", "tab:gray"), ("sdpa_flash", "tab:olive")):
                 pts = []
                 for r in sub:

@@ -33,6 +33,7 @@
 #define DEC_BM_SM90 64    /* the most packed query rows per CTA on sm90: 8, 16, 32 (swapped MMAs) or 64 */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
+#define DEC_MAX_RING 4    /* the pipelined decode's deepest K/V ring */
 #define DEC_E4M3_MAX 448.0f
 /* P's quantisation scale never drops below 2^-20 of the tile's largest V scale (dec_p_scale). */
 #define DEC_P_FLOOR 9.5367431640625e-07f
@@ -54,6 +55,7 @@ typedef struct {
     int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
     int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
+    int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */

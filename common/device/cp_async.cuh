@@ -7,6 +7,9 @@
 //   cp_async_wait_all  every cp.async of this thread has landed and is visible to it; other
 //                   threads need a barrier after it, the async proxy (wgmma, tcgen05.mma) a
 //                   fence.proxy.async too (device/smem.cuh)
+//   cp_async_commit    close this thread's open copies into one group
+//   cp_async_wait_group<N>  all but the N most recent groups have landed (the pipelined decode's
+//                   load warp keeps the next tile in flight while it publishes the previous one)
 #pragma once
 #include <stdint.h>
 
@@ -26,3 +29,10 @@ __device__ __forceinline__ void cp_async_4(void *smem_dst, const void *gsrc, int
 }
 
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N> __device__ __forceinline__ void cp_async_wait_group()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}

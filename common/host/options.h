@@ -15,7 +15,8 @@ enum {
     OPT_PAGE   = 1u << 2, /* --page (paged KV) */
     OPT_LAYOUT = 1u << 3, /* --layout bhsd|bshd (tensor layouts by strides) */
     OPT_DECODE = 1u << 4, /* --seqlens, --ragged, --splits (ragged decode over a paged cache) */
-    OPT_PIPE   = 1u << 5, /* --ring, --ws, --pingpong, --overlap (stage F's pipeline switches) */
+    OPT_PIPE   = 1u << 5, /* --ws, --pingpong, --overlap, --consumers (stage F's pipeline switches) */
+    OPT_RING   = 1u << 6, /* --ring (stage F's K/V ring; stage D's pipelined decode) */
 };
 
 typedef struct {
@@ -26,7 +27,8 @@ typedef struct {
     char seqlens[512];          /* --seqlens 5,17,300: one KV length per sequence ("" = from --skv) */
     int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
     int splits;                 /* split-KV CTAs per sequence; 0 = auto (whole waves) */
-    int ring;                   /* K/V ring slots; 0 = auto (the deepest of 1..2 the SMEM holds) */
+    int ring;                   /* K/V ring slots; 0 = auto (stage F: the deepest of 1..2 the SMEM
+                                 * holds; stage D: no ring, the unpipelined kernel) */
     int ws;                     /* warp specialisation (0/1) */
     int pingpong, overlap;      /* inter-warpgroup ping-pong, intra-warpgroup overlap of S_{j+1} with
                                  * the softmax of tile j: 0/1, or -1 = auto (the stage decides) */

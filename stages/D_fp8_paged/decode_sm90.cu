@@ -34,7 +34,9 @@
 //   at the end: O = u O_acc / l_i, LSE = m_i ln 2 + ln l_i
 //
 // One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile); the gather, the
-// MMAs and the softmax take turns (no overlap: the pipelined decode builds on stage F).
+// MMAs and the softmax take turns. --ring R (the swapped kernel, RING = R): 128 more threads, a
+// load warpgroup, fill a ring of R slots ahead of the consumers (stage F's ring on this cache;
+// steps 2a and 2a' split between the roles, the math unchanged).
 //
 // Operands and layouts (decode_core.h, decode.h): Q [B, Sq, Hq, D] bf16 -> SMEM Q [NR x D] e4m3
 // K-major SW128 (B of S^T); cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major
@@ -73,7 +75,10 @@
 #include "device/cp_async.cuh"
 #include "device/e4m3.cuh"
 #include "device/e4m3_transpose.cuh"
+#include "device/mbarrier.cuh"
+#include "device/named_bar.cuh"
 #include "device/smem.cuh"
+#include "attn/ring.h"
 #include "sm90/wgmma.cuh"
 #define DEC_SM90_DEVICE 1
 #else
@@ -90,7 +95,15 @@
 // 128), so 4 CTAs share an SM (4 x 53.6 KB of SMEM fits too): on the H200 that took GQA B64 Hkv8
 // Skv 8k from 0.427 ms (3 CTAs, 3 splits) to 0.373 ms (4 CTAs, one wave unsplit). Wider tiles keep
 // what ptxas picks (8 rows at D = 256: 244; 16 and 32 rows: 222 to 255, 2 CTAs).
-template <int D, int NR> struct swapped_min_ctas { static constexpr int value = (NR <= 8 && D <= 128) ? 4 : 1; };
+// The pipelined kernel's ring holds 2-4 tiles of K and V, so fewer CTAs share an SM: at 8 packed
+// rows and D <= 128 it asks for 2 (128 registers a thread, as the 4-CTA kernel has), elsewhere for
+// 1 (255 a thread). setmaxnreg (the load warpgroup giving registers to the consumers) failed in
+// ptxas for these kernels (C7600 at every consumer count tried: 176, 200, 216).
+template <int D, int NR, int RING> struct swapped_min_ctas {
+    static constexpr int value = RING > 0 ? ((NR <= 8 && D <= 128) ? 2 : 1) : (NR <= 8 && D <= 128) ? 4 : 1;
+};
+// The consumer warpgroup, plus the load warps with a ring.
+static constexpr int dec_sm90_threads(int ring) { return DEC_SM90_THREADS + (ring > 0 ? DEC_SM90_LOAD_THREADS : 0); }
 
 #if DEC_SM90_DEVICE
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
@@ -135,32 +148,44 @@ static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int 
     if (in_tile && half == 0) sm_sq[r] = sq;
 }
 
-// Step 2a: the tile's K and V rows and scales by cp.async, through the block table. Thread t looks
-// up token kv0 + t once (its scales are its own copies); warp w then copies its 32 tokens' rows,
-// 16 bytes a copy, D/16 consecutive lanes per row (coalesced), each lane taking the row offset of
-// its token from the lane that looked it up. Tokens at or past `end` (the sequence's last token
-// + 1) are zero-filled without a read (src size 0). V lands in Vs in the K-major layout of K (the
-// transpose reads it from there), or (FG20 variant) in the MN-major layout the broken MMA reads.
-template <int D>
+// Step 2a: the tile's K and V rows and scales by cp.async, through the block table, by NT threads
+// (t = 0 .. NT - 1: the whole warpgroup, or the pipelined kernel's load role). Thread t looks up
+// tokens kv0 + t + NT g (g < 128 / NT) once (their scales are its own copies); warp w then copies
+// the rows of the 32 tokens its lanes looked up for each g, 16 bytes a copy, D/16 consecutive lanes
+// per row (coalesced), each lane taking the row offset of its token from the lane that looked it
+// up. Tokens at or past `end` (the sequence's last token + 1) are zero-filled without a read (src
+// size 0). V lands in Vs in the K-major layout of K (the transpose reads it from there), or (FG20
+// variant) in the MN-major layout the broken MMA reads.
+template <int D, int NT>
 static __device__ __forceinline__ void gather_tile(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
                                                    uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
-                                                   const smem_tile &tv_mn, float *sm_sk, float *sm_sv)
+                                                   const smem_tile &tv_mn, float *sm_sk, float *sm_sv, int t)
 {
-    constexpr int CH = D / 16; // chunks per row
-    const int t = threadIdx.x, lane = t % 32, w = t / 32, tok = kv0 + t;
-    const int64_t my_row = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
-    cp_async_4(sm_sk + t, p.k_scale + (my_row < 0 ? 0 : my_row), my_row < 0 ? 0 : 4);
-    cp_async_4(sm_sv + t, p.v_scale + (my_row < 0 ? 0 : my_row), my_row < 0 ? 0 : 4);
+    constexpr int CH = D / 16, TPT = DEC_BN / NT; // chunks per row, tokens a thread looks up
+    static_assert(NT % 32 == 0 && DEC_BN % NT == 0, "whole warps, whole tiles");
+    const int lane = t % 32, w = t / 32;
+    int64_t my_row[TPT];
+#pragma unroll
+    for (int g = 0; g < TPT; g++) { // every table lookup of the tile first: their loads overlap
+        const int tok = kv0 + t + NT * g;
+        my_row[g] = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    }
     const bool v_as_stored = p.faults & DEC_FAULT_V_NOT_TRANSPOSED;
+#pragma unroll
+    for (int g = 0; g < TPT; g++) {
+        const int64_t row = my_row[g];
+        cp_async_4(sm_sk + t + NT * g, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+        cp_async_4(sm_sv + t + NT * g, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
 #pragma unroll 1
-    for (int k = 0; k < CH; k++) {
-        const int c = lane + 32 * k, nw = c / CH, ch = c % CH, n = 32 * w + nw;
-        const int64_t row = __shfl_sync(0xFFFFFFFFu, my_row, nw);
-        const int64_t src = (row < 0 ? 0 : row) * D + 16 * ch;
-        const int bytes = row < 0 ? 0 : 16;
-        cp_async_16(smem_k + smem_tile_offset(&tk, n, 16 * ch), p.k + src, bytes);
-        cp_async_16(smem_vs + (v_as_stored ? smem_tile_offset(&tv_mn, 16 * ch, n) : smem_tile_offset(&tk, n, 16 * ch)),
-                    p.v + src, bytes);
+        for (int k = 0; k < CH; k++) {
+            const int c = lane + 32 * k, nw = c / CH, ch = c % CH, n = 32 * w + nw + NT * g;
+            const int64_t r = __shfl_sync(0xFFFFFFFFu, row, nw);
+            const int64_t src = (r < 0 ? 0 : r) * D + 16 * ch;
+            const int bytes = r < 0 ? 0 : 16;
+            cp_async_16(smem_k + smem_tile_offset(&tk, n, 16 * ch), p.k + src, bytes);
+            cp_async_16(smem_vs + (v_as_stored ? smem_tile_offset(&tv_mn, 16 * ch, n) : smem_tile_offset(&tk, n, 16 * ch)),
+                        p.v + src, bytes);
+        }
     }
 }
 
@@ -284,7 +309,7 @@ static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int
                                                   const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
                                                   float *sk, float *sv, bool v_mn)
 {
-    gather_tile<D>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv);
+    gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
     cp_async_wait_all();
     __syncthreads();
     if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
@@ -293,6 +318,74 @@ static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int
     __syncthreads();
 }
 
+// The pipelined decode (--ring R, the swapped kernel): load warps of their own (warps 4..) fill a
+// ring of R slots ahead of the consumers (warps 0-3), which only wait for a slot, transpose its V
+// and compute. The consumers meet at named barrier 1 (128 threads) instead of __syncthreads.
+enum { DEC_SITE_RING_FULL = 1, DEC_SITE_RING_EMPTY = 2 }; // the watchdog's wait sites
+template <int RING> static __device__ __forceinline__ void consumers_sync()
+{
+    if constexpr (RING > 0) named_bar_sync<1>(DEC_SM90_THREADS);
+    else __syncthreads();
+}
+
+struct ring_slot {
+    uint8_t *k, *vs; // [Bc x D] each, K-major SW128
+    float *sk, *sv;  // [Bc] each
+};
+template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_t *ring_base, int slot)
+{
+    const uint32_t kb = dec_k_tile(D).bytes;
+    uint8_t *s = ring_base + (uint32_t)slot * dec_ring_slot_bytes(D);
+    ring_slot r = {s, s + kb, (float *)(s + 2 * kb), (float *)(s + 2 * kb) + DEC_BN};
+    return r;
+}
+
+// The load role's whole life (step 2a ahead of use): for each tile of the split, wait until the
+// consumers released its slot, gather it (cp.async through the block table), and publish the one
+// before it. cp.async writes in the generic proxy, and the MMAs read K in the async proxy, so each
+// thread waits for its own copies of the previous tile (wait_group 1: this tile's stay in flight),
+// fences them for the async proxy and then arrives on that slot's full barrier (one arrival each).
+// With one slot the publish would wait for a release that needs it: --ring >= 2 (validated).
+template <int D, int RING>
+static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
+                                                 int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
+                                                 const smem_tile &tv_mn)
+{
+    static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
+    const int lt = threadIdx.x - DEC_SM90_THREADS; // 0 .. DEC_SM90_LOAD_THREADS - 1
+    ring_state s = ring_make(RING);
+    int pending = -1; // the slot whose copies are in flight and not yet published
+    for (int j = t0; j < t1; j++) {
+        mbar_wait(bars + 8u * dec_ring_empty_bar(RING, s.slot), ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY);
+        const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
+        gather_tile<D, DEC_SM90_LOAD_THREADS>(p, table, hk, j * DEC_BN, end, sl.k, sl.vs, tk, tv_mn, sl.sk, sl.sv, lt);
+        cp_async_commit();
+        if (pending >= 0) {
+            cp_async_wait_group<1>();
+            fence_proxy_async();
+            mbar_arrive(bars + 8u * dec_ring_full_bar(pending));
+        }
+        pending = s.slot;
+        ring_advance(&s);
+    }
+    cp_async_wait_all();
+    fence_proxy_async();
+    mbar_arrive(bars + 8u * dec_ring_full_bar(pending));
+}
+
+// Step 2a' of the pipelined kernel: the consumers wait for the slot, then transpose its V into Vt
+// (the previous tile's P V finished reading Vt before the barrier that ended it).
+template <int D, int RING>
+static __device__ __forceinline__ void ring_tile_in(const dec_params &p, const ring_slot &sl, uint32_t full,
+                                                    unsigned parity, uint8_t *smem_vt, const smem_tile &tk,
+                                                    const smem_tile &tv_mn, const smem_tile &tvt, bool v_mn)
+{
+    mbar_wait(full, parity, p.wd, DEC_SITE_RING_FULL);
+    if (v_mn) copy_v_as_stored<D>(sl.vs, smem_vt, tv_mn.bytes);
+    else transpose_v<D>(sl.vs, smem_vt, tk, tvt);
+    fence_proxy_async();
+    consumers_sync<RING>();
+}
 
 // Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
 // the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
@@ -317,23 +410,26 @@ static __device__ __forceinline__ float warp_sum_over_keys(float x)
 static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
 static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
 
-template <int D, int NR>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, NR>::value) decode_kernel_swapped(dec_params p)
+// RING = 0: one warpgroup gathers, waits, transposes and computes in turn. RING >= 2: the
+// pipelined decode, the same math on a ring of RING slots that the load warps (4..) keep full.
+template <int D, int NR, int RING>
+static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value) decode_kernel_swapped(dec_params p)
 {
 #if DEC_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int RPT = NR / 4; // packed rows a thread holds
-    const smem_layout L = dec_smem_layout_make(NR, D);
+    const smem_layout L = dec_smem_layout_make_ring(NR, D, RING);
     const smem_tile tq = dec_q_tile(NR, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(NR);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [NR x D] e4m3 K-major SW128: B of S^T = K Q^T
     uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: A of S^T (two m64 halves)
-    uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
+                                                   // (RING: the ring's slots, ring_slot_at)
+    uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered (RING: in the slot)
     uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: A of O^T = V^T P^T
     uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [NR x 128 kv] e4m3 K-major SW128: B of O^T
     float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [NR] Q's row scales
-    float *sk = sm_sq + NR, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
+    float *sk = sm_sq + NR, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales (RING: the slot's)
     float *red_max = sv + DEC_BN, *red_p = red_max + 4 * NR;  // [4 warps][NR] each: row reductions
     float *red_sv = red_p + 4 * NR;                           // [4 warps]: the tile's largest V scale
     const int t = threadIdx.x, lane = t % 32, w = t / 32;
@@ -361,10 +457,26 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
                 if (m0 + row_of(jr) < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[jr]) * p.sq + qi[jr]] = -INFINITY;
         return;
     }
+    const int end = dec_gather_end(&p, len);
+    const uint32_t bars = smem_u32(smem + L.bars);
+    if constexpr (RING > 0) { // the ring's barriers, then the load role goes its own way
+        if (t == 0) {
+            for (int s = 0; s < RING; s++) {
+                mbar_init(bars + 8u * dec_ring_full_bar(s), DEC_RING_FULL_COUNT);
+                mbar_init(bars + 8u * dec_ring_empty_bar(RING, s), DEC_RING_EMPTY_COUNT);
+            }
+            mbar_fence_init();
+        }
+        __syncthreads(); // the last barrier the load role and the consumers meet at
+        if (w >= DEC_SM90_THREADS / 32) {
+            load_role<D, RING>(p, table, hk, t0, t1, end, smem_k, bars, tk, tv_mn);
+            return;
+        }
+    }
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
-    __syncthreads();
+    consumers_sync<RING>();
     float rowfac[RPT], m_i[RPT], l_i[RPT], u_i[RPT];
 #pragma unroll
     for (int jr = 0; jr < RPT; jr++) {
@@ -378,13 +490,20 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
     for (int dm = 0; dm < D / 64; dm++)
 #pragma unroll
         for (int i = 0; i < NR / 2; i++) o[dm][i] = 0.0f;
-    const int end = dec_gather_end(&p, len);
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+    ring_state rs = ring_make(RING > 0 ? RING : 1);
+    uint8_t *tile_k = smem_k; // this tile's K: the one buffer, or the ring's slot
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
-        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
+        if constexpr (RING > 0) { // Step 2a': wait for the load role's slot; V_j transposed
+            const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
+            tile_k = sl.k, sk = sl.sk, sv = sl.sv;
+            ring_tile_in<D, RING>(p, sl, bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), smem_vt, tk, tv_mn,
+                                  tvt, v_mn);
+        } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
+            kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
+        }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
         float s[2][NR / 2];
@@ -397,7 +516,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
         for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int k = 0; k < D; k += 32)
-                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90(&tk, smem_u32(smem_k), 64 * h, k),
+                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90(&tk, smem_u32(tile_k), 64 * h, k),
                                            smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
@@ -424,7 +543,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
             mx[jr] = warp_max_over_keys(mx[jr]);
             if (lane < 4) red_max[w * NR + row_of(jr)] = mx[jr];
         }
-        __syncthreads();
+        consumers_sync<RING>();
         float alpha[RPT], base[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
@@ -463,7 +582,13 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
             pmax[jr] = warp_max_over_keys(pmax[jr]);
             if (lane < 4) red_p[w * NR + row_of(jr)] = pmax[jr];
         }
-        __syncthreads();
+        consumers_sync<RING>();
+        if constexpr (RING > 0) { // K_j (its MMA waited for), Vs and the scales are read: the slot is free.
+            // Every consumer thread arrives (racecheck does not carry the other threads' reads
+            // through one thread's arrive after the barrier, and reported the refill as a race).
+            mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
+            ring_advance(&rs);
+        }
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
         float sp[RPT];
 #pragma unroll
@@ -495,7 +620,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
 
         // Step 2e: O^T += V_j^T P^T (both K-major e4m3); then K_j, Vs, Vt and P are free
         fence_proxy_async();
-        __syncthreads();
+        consumers_sync<RING>();
         wgmma_fence();
 #pragma unroll
         for (int dm = 0; dm < D / 64; dm++)
@@ -507,7 +632,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
             }
         wgmma_commit();
         wgmma_wait<0>();
-        __syncthreads();
+        consumers_sync<RING>();
     }
 
     // Step 3: epilogue: the row sums over every thread, O = u O_acc / l, LSE
@@ -516,14 +641,16 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, swapped_min_ctas<D, N
         const float part = warp_sum_over_keys(l_i[jr]);
         if (lane < 4) red_max[w * NR + row_of(jr)] = part;
     }
-    __syncthreads();
+    consumers_sync<RING>();
     float fin[RPT];
 #pragma unroll
     for (int jr = 0; jr < RPT; jr++) {
         const int c = row_of(jr);
         l_i[jr] = red_max[c] + red_max[NR + c] + red_max[2 * NR + c] + red_max[3 * NR + c];
         fin[jr] = l_i[jr] > 0.0f ? u_i[jr] / l_i[jr] : 0.0f; // no visible key: O = 0
-        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[jr] *= sv[c]; // FG17: a row factor of O
+        // FG17: a row factor of O (the last tile's scales; with the ring its slot is released but
+        // never refilled: the load role has no tile left)
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[jr] *= sv[c];
     }
     const bool split_out = p.splits > 1;
 #pragma unroll
@@ -693,16 +820,30 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
 
 // The packed rows a CTA takes: the swapped kernel's N, the smallest of 8, 16, 32 that holds the
 // Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
-// N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V).
+// N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
+// ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation.
+template <int D, int NR> static void (*kernel_of(int ring))(dec_params)
+{
+    if constexpr (NR == 64) {
+        (void)ring;
+        return decode_kernel_m64<D>;
+    } else {
+        switch (ring) {
+        case 2: return decode_kernel_swapped<D, NR, 2>;
+        case 3: return decode_kernel_swapped<D, NR, 3>;
+        case 4: return decode_kernel_swapped<D, NR, 4>;
+        default: return decode_kernel_swapped<D, NR, 0>;
+        }
+    }
+}
+
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
-    const uint32_t smem = dec_smem_layout_make(NR, p.d).bytes;
+    const uint32_t smem = dec_smem_layout_make_ring(NR, p.d, p.ring).bytes;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        if constexpr (NR == 64)
-            return launch_kernel(decode_kernel_m64<decltype(D)::value>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
-        else
-            return launch_kernel(decode_kernel_swapped<decltype(D)::value, NR>, dec_grid(&p), DEC_SM90_THREADS, smem, p);
+        const int ring = NR == 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
+        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring), dec_grid(&p), dec_sm90_threads(ring), smem, p);
     });
 }
 
@@ -721,16 +862,14 @@ extern "C" int stage_d_sm90_launch(const void *params)
 }
 
 template <int NR>
-static int occupancy_rows(int d)
+static int occupancy_rows(int d, int ring)
 {
-    const uint32_t smem = dec_smem_layout_make(NR, d).bytes;
+    const uint32_t smem = dec_smem_layout_make_ring(NR, d, ring).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        void (*k)(dec_params);
-        if constexpr (NR == 64) k = decode_kernel_m64<decltype(D)::value>;
-        else k = decode_kernel_swapped<decltype(D)::value, NR>;
+        void (*k)(dec_params) = kernel_of<decltype(D)::value, NR>(ring);
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, DEC_SM90_THREADS, smem) != cudaSuccess) {
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_threads(ring), smem) != cudaSuccess) {
             fprintf(stderr, "stage D: the occupancy query failed: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 0;
         }
@@ -738,12 +877,12 @@ static int occupancy_rows(int d)
     });
 }
 
-extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows)
+extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring)
 {
     switch (rows) {
-    case 8: return occupancy_rows<8>(d);
-    case 16: return occupancy_rows<16>(d);
-    case 32: return occupancy_rows<32>(d);
-    default: return occupancy_rows<64>(d);
+    case 8: return occupancy_rows<8>(d, ring);
+    case 16: return occupancy_rows<16>(d, ring);
+    case 32: return occupancy_rows<32>(d, ring);
+    default: return occupancy_rows<64>(d, 0);
     }
 }

@@ -19,9 +19,36 @@ static int bm_of(const fmha_opts *o)
     return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
 }
 
+/* --ring: the pipelined decode (decode_sm90.cu's swapped kernel with a load warp and a ring). */
+static int validate_ring(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->ring < 2 || o->ring > DEC_MAX_RING) {
+        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (its load warp publishes a tile only "
+                 "after issuing the next, so one slot would wait for itself)", o->ring, DEC_MAX_RING);
+        return 2;
+    }
+    if (o->backend != BACKEND_SM90) {
+        snprintf(err, len, "--ring=%d: the pipelined decode has an sm90 kernel only (--backend %s runs stage D's "
+                 "unpipelined flow: leave --ring out)", o->ring, backend_name(o->backend));
+        return 2;
+    }
+    if (o->fault_bits) {
+        snprintf(err, len, "--ring=%d with --fault: the footgun variants run stage D's unpipelined kernel (the FG20 "
+                 "variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
+        return 2;
+    }
+    if (bm_of(o) > 32) {
+        snprintf(err, len, "--ring=%d: the pipelined decode runs the swapped kernel, at most 32 packed rows a KV head "
+                 "(Hq/Hkv x Sq = %d here)", o->ring, o->hq / o->hkv * o->sq);
+        return 2;
+    }
+    return 0;
+}
+
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
-    return dec_validate(o, "D", bm_of(o), dec_smem_layout_make(bm_of(o), o->d).bytes, err, len);
+    if (o->ring && validate_ring(o, err, len)) return 2;
+    return dec_validate(o, "D", bm_of(o), dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes, err, len);
 }
 
 /* Resident CTAs the GPU holds at once, for --splits auto: its SMs times the kernel's occupancy
@@ -31,7 +58,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o));
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring);
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
@@ -109,6 +136,21 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
+/* ablation: the pipelined decode (--ring, sm90) at the target shapes and across the GQA Skv sweep,
+ * beside the unpipelined rows of the bench suite (make bench: kind "ablation", the switch in the
+ * note; the decode plot draws them as their own line). */
+static const char *const ablation_rows[] = {
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 3",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 4",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --ring 3",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --ring 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --ring 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --ring 2",
+};
+
 static int shapes(shape_suite suite, int i, char *args, size_t len)
 {
 #define ROWS(a) shape_list_row(a, (int)(sizeof a / sizeof a[0]), i, args, len)
@@ -118,6 +160,7 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
     case SUITE_EMU: return ROWS(emu_rows);
     case SUITE_BENCH: return ROWS(bench_rows);
     case SUITE_BENCH_QUICK: return i < 3 ? ROWS(bench_rows) : 0;
+    case SUITE_ABLATION: return ROWS(ablation_rows);
     default: return 0;
     }
 #undef ROWS
@@ -151,7 +194,7 @@ const stage_def stage_D = {
     .letter = "D",
     .name = "D_fp8_paged",
     .title = "FP8 (e4m3) paged-KV decode with per-token scales, GQA/MQA row packing, split-KV + LSE merge",
-    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE,
+    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 4, .hq = 16, .hkv = 2, .sq = 1, .skv = 1000, .d = 128, .page = 64, .ragged = 0, .splits = 0,
                  .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},

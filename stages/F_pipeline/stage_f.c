@@ -250,7 +250,7 @@ const stage_def stage_F = {
     .letter = "F",
     .name = "F_pipeline",
     .title = "attention forward with a K/V ring, warp specialisation and MMA/softmax overlap",
-    .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE,
+    .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = -1,
                  .overlap = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,

@@ -8,7 +8,9 @@
  *   C  D {64, 128, 256} x T {1 .. 128} x Skv {1 .. 4096} x causal, MHA/MQA/GQA, BHSD/BSHD, long
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
- *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables
+ *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
+ *      pipelined decode (--ring 2..4, sm90 only, so its rows are listed here, not in the table
+ *      the sm100 run shares)
  *   E  stage C's table, with TMA copies
  *   F  stage C's table through the ring (its default switches), then every switch combination at
  *      a few shapes (ring 1..3, ws 0/1, ping-pong, overlap) and Skv 16k / 32k; five runs bitwise
@@ -46,6 +48,36 @@ Test(stage_d_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_
 Test(stage_d_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_D, "sm90", 128); }
 Test(stage_d_gpu, sm90_d256, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_D, "sm90", 256); }
 Test(stage_d_gpu, sm100_d128, .timeout = 600) { SKIP_WITHOUT_GPU(10); table(&stage_D, "sm100", 128); }
+
+/* The pipelined decode (--ring): every ring depth, packed rows 8 / 16 / 32, D 64 / 128 / 256, page
+ * 16..256, ragged and exact lengths (1, a single tile, tile multiples +-1), split on and off, one
+ * sequence of 128 tiles (the ring wraps 32-64 times), and the GQA bench shape itself. */
+static const char *const ring_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --ring 2 --seed 1",
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 4 --ring 3 --seed 1",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --ring 2 --seed 2",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,257 --d 64 --page 64 --ring 4 --seed 5",
+    "--b 5 --hq 64 --hkv 8 --sq 4 --seqlens 3,63,64,65,1023 --d 64 --page 16 --splits 3 --ring 2 --seed 6",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 128 --ring 2 --seed 7",
+    "--b 2 --hq 32 --hkv 4 --sq 3 --skv 4097 --d 128 --page 128 --ring 3 --seed 9",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --ring 2 --seed 10",
+    "--b 8 --hq 16 --hkv 16 --sq 1 --skv 900 --ragged --d 256 --page 32 --splits 2 --ring 2 --seed 11",
+    "--b 3 --hq 8 --hkv 1 --sq 1 --skv 128 --d 128 --page 256 --ring 2 --seed 12",
+    "--b 4 --hq 32 --hkv 8 --sq 1 --skv 3000 --ragged --d 128 --page 32 --ring 4 --seed 13",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 2 --seed 14",
+};
+Test(stage_d_gpu, sm90_ring, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    int failed = 0;
+    const int n = getenv("FMHA_TEST_QUICK") ? 3 : (int)(sizeof ring_rows / sizeof ring_rows[0]);
+    for (int i = 0; i < n; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "--backend sm90 %s --iters 0", ring_rows[i]);
+        failed += stage_run_counted(&stage_D, args);
+    }
+    cr_expect_eq(failed, 0, "stage D --ring on sm90: %d of %d rows failed (see the FAILED lines)", failed, n);
+}
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }
 Test(stage_e_gpu, sm90_d128, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 128); }
