@@ -374,15 +374,15 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
 }
 
 // Step 2a' of the pipelined kernel: the consumers wait for the slot, then transpose its V into Vt
-// (the previous tile's P V finished reading Vt before the barrier that ended it).
+// (the previous tile's P V finished reading Vt before the barrier that ended it). No FG20 copy
+// here: stage_d.c runs the footgun variants without the ring.
 template <int D, int RING>
 static __device__ __forceinline__ void ring_tile_in(const dec_params &p, const ring_slot &sl, uint32_t full,
                                                     unsigned parity, uint8_t *smem_vt, const smem_tile &tk,
-                                                    const smem_tile &tv_mn, const smem_tile &tvt, bool v_mn)
+                                                    const smem_tile &tvt)
 {
     mbar_wait(full, parity, p.wd, DEC_SITE_RING_FULL);
-    if (v_mn) copy_v_as_stored<D>(sl.vs, smem_vt, tv_mn.bytes);
-    else transpose_v<D>(sl.vs, smem_vt, tk, tvt);
+    transpose_v<D>(sl.vs, smem_vt, tk, tvt);
     fence_proxy_async();
     consumers_sync<RING>();
 }
@@ -499,8 +499,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         if constexpr (RING > 0) { // Step 2a': wait for the load role's slot; V_j transposed
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
             tile_k = sl.k, sk = sl.sk, sv = sl.sv;
-            ring_tile_in<D, RING>(p, sl, bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), smem_vt, tk, tv_mn,
-                                  tvt, v_mn);
+            ring_tile_in<D, RING>(p, sl, bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), smem_vt, tk, tvt);
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
         }

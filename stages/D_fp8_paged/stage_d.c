@@ -19,11 +19,11 @@ static int bm_of(const fmha_opts *o)
     return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
 }
 
-/* --ring: the pipelined decode (decode_sm90.cu's swapped kernel with a load warp and a ring). */
+/* --ring: the pipelined decode (decode_sm90.cu's swapped kernel with a load warpgroup and a ring). */
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
-        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (its load warp publishes a tile only "
+        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (its load role publishes a tile only "
                  "after issuing the next, so one slot would wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
