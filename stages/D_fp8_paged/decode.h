@@ -51,17 +51,22 @@ FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
 
-/* The pipelined decode (sm90, --ring R): R slots, each K [Bc x D], Vs [Bc x D] and the tile's
- * scales sk [Bc], sv [Bc] back to back (every part a multiple of 1024 bytes, so each K and Vs
- * stays 1024-aligned), one tile of R slots in place of K and Vs; then 2R mbarriers: full[s]
+/* The pipelined decode (sm90, --ring R): R slots, each K [Bc x D], Vs [Bc x D], the tile's
+ * scales sk [Bc], sv [Bc] and Vt [D x Bc] (V transposed by the load role) back to back (every part
+ * a multiple of 1024 bytes, so each K, Vs and Vt stays 1024-aligned), one tile of R slots in place
+ * of K and Vs (the CTA's own Vt tile is then empty); then 2R mbarriers: full[s]
  * (one arrival a load thread, once its copies into the slot have landed and been fenced for the
- * MMAs) and empty[s] (128 arrivals: each consumer thread, once it no longer reads the slot). The load
+ * MMAs) and empty[s] (128 arrivals: each consumer thread, once its P V that read the slot's Vt has
+ * completed). The load
  * role is DEC_SM90_LOAD_WARPS warps after the consumer warpgroup: 4 (a warpgroup of its own,
  * which gives registers back to the consumers), or 1 to measure. */
 #ifndef DEC_SM90_LOAD_WARPS
 #define DEC_SM90_LOAD_WARPS 4
 #endif
-FMHA_HD uint32_t dec_ring_slot_bytes(int d) { return dec_k_tile(d).bytes + dec_vs_tile(d).bytes + 8u * DEC_BN; }
+FMHA_HD uint32_t dec_ring_slot_bytes(int d)
+{
+    return dec_k_tile(d).bytes + dec_vs_tile(d).bytes + 8u * DEC_BN + dec_vt_tile(d).bytes;
+}
 FMHA_HD uint32_t dec_ring_full_bar(int slot) { return (uint32_t)slot; }
 FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(ring + slot); }
 enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = DEC_SM90_LOAD_THREADS,
@@ -71,8 +76,7 @@ enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = D
 FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring)
 {
     if (ring <= 0) return dec_smem_layout_make(bm, d);
-    const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
-    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
+    const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
                                             0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
     return smem_layout_make(tiles, DEC_SMEM_TILES, 2 * ring);
 }
