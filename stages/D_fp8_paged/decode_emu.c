@@ -8,12 +8,15 @@
  * and the correction, 2e O += P V_j, 3 epilogue, 4 teardown; then the split-KV merge by the rule of
  * common/attn/split_merge.h, as merge.cu runs it.
  * The mbarrier model checks the protocol (a wait that cannot complete is the deadlock it would be
- * on the GPU); the gather checks every page index it follows against the cache. */
+ * on the GPU); the gather checks every page index it follows against the cache. With --ring R the
+ * load warp runs ahead: before the MMAs of tile j it fills every tile up to j + R - 1 whose slot's
+ * empty barrier lets it (decode.h's ring layout and barriers, the kernel's parities). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/ring.h"
 #include "attn/split_merge.h"
 #include "host/bf16.h"
 #include "host/fp8.h"
@@ -27,22 +30,41 @@
 typedef struct {
     emu_flow f;
     const dec_params *p;
-    uint8_t *img; /* the CTA's SMEM image, laid out by dec_smem_layout_make */
+    uint8_t *img; /* the CTA's SMEM image, laid out by dec_smem_layout_make_ring */
     smem_layout L;
     smem_tile tq, tk, tvt, tp, tv_mn;
 } emu_ctx;
+
+/* A tile's buffers in the image: the one set, or (ring) slot s. Offsets from the image's start. */
+typedef struct {
+    uint32_t k, vs, vt, sk, sv;
+} tile_bufs;
+static tile_bufs bufs_of(const emu_ctx *c, int s)
+{
+    tile_bufs t;
+    if (c->p->ring > 0) {
+        const dec_ring_slot_offsets o = dec_ring_slot_at(c->p->d, s);
+        const uint32_t base = c->L.tile[DEC_SMEM_K];
+        t.k = base + o.k; t.vs = base + o.vs; t.vt = base + o.vt; t.sk = base + o.sk; t.sv = base + o.sv;
+    } else {
+        t.k = c->L.tile[DEC_SMEM_K]; t.vs = c->L.tile[DEC_SMEM_VS]; t.vt = c->L.tile[DEC_SMEM_VT];
+        t.sk = c->L.tile[DEC_SMEM_SCALES] + 4u * (uint32_t)c->p->bm;
+        t.sv = t.sk + 4u * DEC_BN;
+    }
+    return t;
+}
 
 static float *img_f32(emu_ctx *c, int which) { return (float *)(c->img + c->L.tile[DEC_SMEM_SCALES]) + which; }
 
 /* Step 2a (warp 5): tokens [kv0, kv0 + Bc) of sequence b, KV head hk: codes into K and Vs (or, the
  * FG20 variant, V straight into the MN-major layout), scales into sk / sv; past `end` zeros. */
-static int gather(emu_ctx *c, int b, int hk, int kv0, int end)
+static int gather(emu_ctx *c, int b, int hk, int kv0, int end, const tile_bufs *tb)
 {
     const dec_params *p = c->p;
     const int d = p->d;
     const int32_t *table = p->block_table + (int64_t)b * p->max_pages;
-    float *sk = img_f32(c, p->bm), *sv = img_f32(c, p->bm + DEC_BN);
-    uint8_t *k = c->img + c->L.tile[DEC_SMEM_K], *vs = c->img + c->L.tile[DEC_SMEM_VS], *vt = c->img + c->L.tile[DEC_SMEM_VT];
+    float *sk = (float *)(c->img + tb->sk), *sv = (float *)(c->img + tb->sv);
+    uint8_t *k = c->img + tb->k, *vs = c->img + tb->vs, *vt = c->img + tb->vt;
     for (int n = 0; n < DEC_BN; n++) {
         const int tok = kv0 + n, valid = tok < end;
         int64_t row = 0;
@@ -80,11 +102,10 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     const int d = p->d, bm = p->bm, len = p->seqlens[b], m0 = mt * bm, M = dec_rows(p);
     emu_flow *f = &c->f;
     tmem_model *tm = f->tm;
-    const uint32_t smem_q = c->L.tile[DEC_SMEM_Q], smem_k = c->L.tile[DEC_SMEM_K], smem_vt = c->L.tile[DEC_SMEM_VT];
-    const uint32_t smem_p = c->L.tile[DEC_SMEM_P];
+    const uint32_t smem_q = c->L.tile[DEC_SMEM_Q], smem_p = c->L.tile[DEC_SMEM_P];
     smem_image im = {c->img, 0, c->L.used};
     const float scale_log2 = p->scale * DEC_LOG2E;
-    const float *sk = img_f32(c, bm), *sv = img_f32(c, bm + DEC_BN);
+    const int R = p->ring > 0 ? p->ring : 0; /* ring slots (0: the one set of buffers) */
     int t0, t1;
     dec_split_tiles(p, len, split, &t0, &t1);
     int qi[DEC_BM_SM100], qh[DEC_BM_SM100], nvis[DEC_BM_SM100];
@@ -103,10 +124,11 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     uint32_t tmem;
     if (tmem_alloc(tm, DEC_TMEM_COLS, &tmem)) return emu_fail_tmem(f);
     tmem_relinquish(tm);
-    mbar_model bars[DEC_NUM_BARS];
-    for (int i = 0; i < DEC_NUM_BARS; i++) {
+    mbar_model bars[DEC_NUM_BARS + 2 * DEC_MAX_RING];
+    for (int i = 0; i < DEC_NUM_BARS + 2 * R; i++) { /* the ring's: full[s] as kv_full, empty[s] as kv_empty */
         mbar_model_reset(&bars[i]);
-        mbar_model_init(&bars[i], (int)dec_bar_count(i));
+        const int as = i < DEC_NUM_BARS ? i : i < DEC_NUM_BARS + R ? DEC_BAR_KV_FULL : DEC_BAR_KV_EMPTY;
+        mbar_model_init(&bars[i], (int)dec_bar_count(as));
     }
     mbar_model *q_full = &bars[DEC_BAR_Q_FULL], *kv_full = &bars[DEC_BAR_KV_FULL], *kv_empty = &bars[DEC_BAR_KV_EMPTY];
     mbar_model *s_full = &bars[DEC_BAR_S_FULL], *p_full = &bars[DEC_BAR_P_FULL], *o_done = &bars[DEC_BAR_O_DONE];
@@ -131,27 +153,47 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     const uint32_t idesc_qk = idesc_e4m3_f32((unsigned)bm, DEC_BN, 0, 0), idesc_pv = idesc_e4m3_f32((unsigned)bm, (unsigned)d, 0, 0);
     const smem_tile *tb = (p->faults & DEC_FAULT_V_NOT_TRANSPOSED) ? &c->tv_mn : &c->tvt;
     const int end = dec_gather_end(p, len);
+    ring_state ls = ring_make(R ? R : 1), ms = ring_make(R ? R : 1); /* the load warp's, the MMA / softmax warps' */
+    int next_load = t0;                                                /* the load warp's next tile */
+    const float *sv = img_f32(c, bm + DEC_BN);                         /* the latest tile's V scales */
     for (int j = t0; j < t1; j++) {
         const int it = j - t0, ph = it & 1, kv0 = j * DEC_BN;
         emu_status st = {0};
-        /* Step 2a (warp 5): wait until the last tile's MMAs released K/V, gather K_j, V_j */
-        if (it > 0 && emu_wait(f, kv_empty, (it - 1) & 1, "kv_empty (load warp)")) return 1;
-        if (gather(c, b, hk, kv0, end)) return 1;
-        mbar_model_arrive_n(kv_full, 32);
+        /* Step 2a (warp 5): gather K_j, V_j once the MMAs released their buffers; with the ring it
+         * runs ahead, every tile up to j + R - 1 (each slot's previous tile, R back, released) */
+        const int upto = R ? (j + R - 1 < t1 - 1 ? j + R - 1 : t1 - 1) : j;
+        for (; next_load <= upto; next_load++) {
+            const int lit = next_load - t0;
+            const tile_bufs lb = bufs_of(c, R ? ls.slot : 0);
+            if (R) {
+                if (emu_wait(f, &bars[dec_ring_empty_bar(R, ls.slot)], (int)ring_empty_parity(&ls), "empty[slot] (load warp)"))
+                    return 1;
+            } else if (lit > 0 && emu_wait(f, kv_empty, (lit - 1) & 1, "kv_empty (load warp)")) {
+                return 1;
+            }
+            if (gather(c, b, hk, next_load * DEC_BN, end, &lb)) return 1;
+            mbar_model_arrive_n(R ? &bars[dec_ring_full_bar(ls.slot)] : kv_full, 32);
+            if (R) ring_advance(&ls);
+        }
+        const tile_bufs tb_j = bufs_of(c, R ? ms.slot : 0);
+        mbar_model *full_j = R ? &bars[dec_ring_full_bar(ms.slot)] : kv_full;
+        const int full_ph = R ? (int)ring_full_parity(&ms) : ph;
+        const float *sk = (const float *)(c->img + tb_j.sk);
+        sv = (const float *)(c->img + tb_j.sv);
 
         /* Step 2b (warp 4): S = Q K_j^T -> s_full */
-        if ((it == 0 && emu_wait(f, q_full, 0, "q_full (MMA warp)")) || emu_wait(f, kv_full, ph, "kv_full (MMA warp)"))
+        if ((it == 0 && emu_wait(f, q_full, 0, "q_full (MMA warp)")) || emu_wait(f, full_j, full_ph, "kv_full (MMA warp)"))
             return 1;
         for (int k = 0; k < d; k += 32)
             if (emu_tcgen05_mma(tm, &im, tmem + DEC_TMEM_S, 0, 0, smem_tile_desc_sm100(&c->tq, smem_q, 0, k),
-                                smem_tile_desc_sm100(&c->tk, smem_k, 0, k), idesc_qk, MMA_KIND_F8F6F4, k > 0, &st))
+                                smem_tile_desc_sm100(&c->tk, tb_j.k, 0, k), idesc_qk, MMA_KIND_F8F6F4, k > 0, &st))
                 return emu_fail(f, st.msg);
         mbar_model_arrive(s_full);
 
         /* Step 2c (warps 0-3): the online softmax, one row per thread */
         if (emu_wait(f, s_full, ph, "s_full (softmax warps)")) return 1;
         /* the tile's scales come from the load warp: the softmax warps wait on kv_full too */
-        if (emu_wait(f, kv_full, ph, "kv_full (softmax warps, before the tile's scales)")) return 1;
+        if (emu_wait(f, full_j, full_ph, "kv_full (softmax warps, before the tile's scales)")) return 1;
         /* Step 2d needs the previous P V done: P's SMEM tile and O are rewritten */
         if (it > 0 && emu_wait(f, o_done, (it - 1) & 1, "o_done (softmax warps, before P and the O rescale)")) return 1;
         for (int w = 0; w < DEC_SOFTMAX_WARPS; w++) {
@@ -207,10 +249,12 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
         if (emu_wait(f, p_full, ph, "p_full (MMA warp)")) return 1;
         for (int k = 0; k < DEC_BN; k += 32)
             if (emu_tcgen05_mma(tm, &im, tmem + DEC_TMEM_O, 0, 0, smem_tile_desc_sm100(&c->tp, smem_p, 0, k),
-                                smem_tile_desc_sm100(tb, smem_vt, 0, k), idesc_pv, MMA_KIND_F8F6F4, it > 0 || k > 0, &st))
+                                smem_tile_desc_sm100(tb, tb_j.vt, 0, k), idesc_pv, MMA_KIND_F8F6F4, it > 0 || k > 0, &st))
                 return emu_fail(f, st.msg);
         mbar_model_arrive(o_done);
-        if (j + 1 < t1) mbar_model_arrive(kv_empty); /* as the kernel: the last tile's has no waiter */
+        /* as the kernel: a release whose buffers are never refilled has no waiter */
+        if (j + (R ? R : 1) < t1) mbar_model_arrive(R ? &bars[dec_ring_empty_bar(R, ms.slot)] : kv_empty);
+        if (R) ring_advance(&ms);
     }
 
     /* Step 3: epilogue (warps 0-3): O = u O_acc / l_i -> bf16 (or f32 O_part), LSE */
@@ -268,7 +312,7 @@ int stage_d_emu_run(const dec_params *p, char *err, int errlen)
     memset(&c, 0, sizeof c);
     c.f = (emu_flow){tmem_model_new(), err, errlen};
     c.p = p;
-    c.L = dec_smem_layout_make(p->bm, p->d);
+    c.L = dec_smem_layout_make_ring(p->bm, p->d, p->ring);
     c.tq = dec_q_tile(p->bm, p->d);
     c.tk = dec_k_tile(p->d);
     c.tvt = dec_vt_tile(p->d);

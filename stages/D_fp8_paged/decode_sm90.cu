@@ -335,20 +335,11 @@ struct ring_slot {
 };
 template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_t *ring_base, int slot)
 {
-    const uint32_t kb = dec_k_tile(D).bytes;
-    uint8_t *s = ring_base + (uint32_t)slot * dec_ring_slot_bytes(D);
-    ring_slot r = {s, s + kb, (float *)(s + 2 * kb), (float *)(s + 2 * kb) + DEC_BN, s + 2 * kb + 8u * DEC_BN};
+    const dec_ring_slot_offsets o = dec_ring_slot_at(D, slot);
+    ring_slot r = {ring_base + o.k, ring_base + o.vs, (float *)(ring_base + o.sk), (float *)(ring_base + o.sv), ring_base + o.vt};
     return r;
 }
 
-// The load role's whole life (steps 2a and 2a' ahead of use): for each tile of the split, wait
-// until the consumers released its slot, gather it (cp.async through the block table), and
-// publish the one before it: each thread waits for its own copies of that tile (wait_group 1:
-// this tile's stay in flight), the load warps meet (named barrier 2: every copy of the tile has
-// landed), transpose its V into the slot's Vt, fence their writes (cp.async's and the
-// transpose's, both generic proxy) for the MMAs' async proxy, and arrive on the slot's full
-// barrier (one arrival each). With one slot the publish would wait for a release that needs it:
-// --ring >= 2 (validated).
 enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
 template <int D>
 static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt)

@@ -19,7 +19,8 @@ static int bm_of(const fmha_opts *o)
     return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
 }
 
-/* --ring: the pipelined decode (decode_sm90.cu's swapped kernel with a load warp and a ring). */
+/* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
+ * emu: the load warp runs ahead into the ring's slots). */
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
@@ -27,17 +28,12 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
                  "after issuing the next, so one slot would wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
-    if (o->backend != BACKEND_SM90) {
-        snprintf(err, len, "--ring=%d: the pipelined decode has an sm90 kernel only (--backend %s runs stage D's "
-                 "unpipelined flow: leave --ring out)", o->ring, backend_name(o->backend));
-        return 2;
-    }
     if (o->fault_bits) {
         snprintf(err, len, "--ring=%d with --fault: the footgun variants run stage D's unpipelined kernel (the FG20 "
                  "variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
         return 2;
     }
-    if (bm_of(o) > 32) {
+    if (o->backend == BACKEND_SM90 && bm_of(o) > 32) {
         snprintf(err, len, "--ring=%d: the pipelined decode runs the swapped kernel, at most 32 packed rows a KV head "
                  "(Hq/Hkv x Sq = %d here)", o->ring, o->hq / o->hkv * o->sq);
         return 2;
@@ -117,6 +113,9 @@ static const char *const gpu_quick_rows[] = {
     "--b 2 --hq 16 --hkv 2 --sq 2 --seqlens 255,300 --d 256 --page 64 --splits 1 --seed 7",
 };
 static const char *const emu_rows[] = {
+    /* the ring (--ring): slots reused (more tiles than slots), a split with one tile, D 64 / 128 */
+    "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2 --seed 21",
+    "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 1000,129 --d 128 --page 64 --splits 2 --ring 3 --seed 22",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 1 --seed 1",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 2 --seed 1",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 129,64 --d 128 --page 64 --seed 2",

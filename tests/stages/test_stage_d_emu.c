@@ -37,8 +37,6 @@ Test(stage_d_emu, program_contract)
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
     /* the pipelined decode's rules: sm90, 2..4 slots, the swapped kernel's rows */
-    refused("--backend emu --ring 2", "sm90 kernel only");
-    refused("--backend sm100 --ring 2", "sm90 kernel only");
     refused("--backend sm90 --ring 1", "2 to 4 slots");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1", "at most 32 packed rows");
