@@ -9,8 +9,11 @@
  * common/attn/split_merge.h, as merge.cu runs it.
  * The mbarrier model checks the protocol (a wait that cannot complete is the deadlock it would be
  * on the GPU); the gather checks every page index it follows against the cache. With --ring R the
- * load warp runs ahead: before the MMAs of tile j it fills every tile up to j + R - 1 whose slot's
- * empty barrier lets it (decode.h's ring layout and barriers, the kernel's parities). */
+ * load warp runs ahead: after every release it fills each tile whose slot's empty barrier lets it
+ * (decode.h's ring layout and barriers, the kernel's parities), so a release that came too early
+ * has its slot refilled before the reads it should have waited for, and the check fails. At the
+ * end every barrier must be quiet: no phase left unobserved, none half-arrived, no early arrival
+ * (a release nobody waits for is an error too). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +99,46 @@ static int gather(emu_ctx *c, int b, int hk, int kv0, int end, const tile_bufs *
 
 static float f32_of(uint32_t u) { return bits_f32(u); }
 
+/* The ring's load warp (warp 5) in the flow: its next tile and its place in the ring. */
+typedef struct {
+    int next, t1, b, hk, end;
+    ring_state ls;
+} loader;
+
+/* Step 2a with the ring: gather every next tile whose slot is free now (a try_wait on its empty
+ * barrier), each announced on the slot's full barrier with the load warp's 32 arrivals. */
+static int load_ring_ahead(emu_ctx *c, mbar_model *bars, loader *ld)
+{
+    const int R = c->p->ring;
+    while (ld->next < ld->t1 &&
+           mbar_model_try_wait_parity(&bars[dec_ring_empty_bar(R, ld->ls.slot)], (int)ring_empty_parity(&ld->ls))) {
+        const tile_bufs lb = bufs_of(c, ld->ls.slot);
+        if (gather(c, ld->b, ld->hk, ld->next * DEC_BN, ld->end, &lb)) return 1;
+        mbar_model_arrive_n(&bars[dec_ring_full_bar(ld->ls.slot)], 32);
+        ring_advance(&ld->ls);
+        ld->next++;
+    }
+    return 0;
+}
+
+/* The end of a CTA: every barrier quiet (every completed phase observed by a waiter, none
+ * half-arrived, no arrival that landed before its phase opened). */
+static int bars_quiet(emu_ctx *c, const mbar_model *bars, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const mbar_model *m = &bars[i];
+        if (m->over_arrivals || m->pending != m->expected || (m->phase > 0 && !m->observed)) {
+            char diag[200], msg[320];
+            mbar_model_diagnose(m, diag, sizeof diag);
+            snprintf(msg, sizeof msg, "barrier %d at the CTA's end: %s%s%s", i, diag,
+                     m->phase > 0 && !m->observed ? "; its last phase completed with no waiter" : "",
+                     m->over_arrivals ? "; arrivals before their phase" : "");
+            return emu_fail(&c->f, msg);
+        }
+    }
+    return 0;
+}
+
 static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
 {
     const dec_params *p = c->p;
@@ -106,6 +149,7 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     smem_image im = {c->img, 0, c->L.used};
     const float scale_log2 = p->scale * DEC_LOG2E;
     const int R = p->ring > 0 ? p->ring : 0; /* ring slots (0: the one set of buffers) */
+    if (R > DEC_MAX_RING) return emu_fail(f, "more ring slots than DEC_MAX_RING");
     int t0, t1;
     dec_split_tiles(p, len, split, &t0, &t1);
     int qi[DEC_BM_SM100], qh[DEC_BM_SM100], nvis[DEC_BM_SM100];
@@ -153,27 +197,20 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     const uint32_t idesc_qk = idesc_e4m3_f32((unsigned)bm, DEC_BN, 0, 0), idesc_pv = idesc_e4m3_f32((unsigned)bm, (unsigned)d, 0, 0);
     const smem_tile *tb = (p->faults & DEC_FAULT_V_NOT_TRANSPOSED) ? &c->tv_mn : &c->tvt;
     const int end = dec_gather_end(p, len);
-    ring_state ls = ring_make(R ? R : 1), ms = ring_make(R ? R : 1); /* the load warp's, the MMA / softmax warps' */
-    int next_load = t0;                                                /* the load warp's next tile */
+    ring_state ms = ring_make(R ? R : 1);                              /* the MMA / softmax warps' place */
+    loader ld = {t0, t1, b, hk, end, ring_make(R ? R : 1)};            /* the load warp (ring) */
+    if (R && load_ring_ahead(c, bars, &ld)) return 1;                  /* the first R tiles */
     const float *sv = img_f32(c, bm + DEC_BN);                         /* the latest tile's V scales */
     for (int j = t0; j < t1; j++) {
         const int it = j - t0, ph = it & 1, kv0 = j * DEC_BN;
         emu_status st = {0};
-        /* Step 2a (warp 5): gather K_j, V_j once the MMAs released their buffers; with the ring it
-         * runs ahead, every tile up to j + R - 1 (each slot's previous tile, R back, released) */
-        const int upto = R ? (j + R - 1 < t1 - 1 ? j + R - 1 : t1 - 1) : j;
-        for (; next_load <= upto; next_load++) {
-            const int lit = next_load - t0;
-            const tile_bufs lb = bufs_of(c, R ? ls.slot : 0);
-            if (R) {
-                if (emu_wait(f, &bars[dec_ring_empty_bar(R, ls.slot)], (int)ring_empty_parity(&ls), "empty[slot] (load warp)"))
-                    return 1;
-            } else if (lit > 0 && emu_wait(f, kv_empty, (lit - 1) & 1, "kv_empty (load warp)")) {
-                return 1;
-            }
-            if (gather(c, b, hk, next_load * DEC_BN, end, &lb)) return 1;
-            mbar_model_arrive_n(R ? &bars[dec_ring_full_bar(ls.slot)] : kv_full, 32);
-            if (R) ring_advance(&ls);
+        /* Step 2a (warp 5), without the ring: wait until the last tile's MMAs released K/V, gather
+         * K_j, V_j (with it, the load warp ran ahead: load_ring_ahead after each release) */
+        if (!R) {
+            const tile_bufs lb = bufs_of(c, 0);
+            if (it > 0 && emu_wait(f, kv_empty, (it - 1) & 1, "kv_empty (load warp)")) return 1;
+            if (gather(c, b, hk, kv0, end, &lb)) return 1;
+            mbar_model_arrive_n(kv_full, 32);
         }
         const tile_bufs tb_j = bufs_of(c, R ? ms.slot : 0);
         mbar_model *full_j = R ? &bars[dec_ring_full_bar(ms.slot)] : kv_full;
@@ -254,11 +291,15 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
         mbar_model_arrive(o_done);
         /* as the kernel: a release whose buffers are never refilled has no waiter */
         if (j + (R ? R : 1) < t1) mbar_model_arrive(R ? &bars[dec_ring_empty_bar(R, ms.slot)] : kv_empty);
-        if (R) ring_advance(&ms);
+        if (R) {
+            ring_advance(&ms);
+            if (load_ring_ahead(c, bars, &ld)) return 1; /* the load warp takes the freed slot */
+        }
     }
 
     /* Step 3: epilogue (warps 0-3): O = u O_acc / l_i -> bf16 (or f32 O_part), LSE */
     if (emu_wait(f, o_done, (t1 - t0 - 1) & 1, "o_done (epilogue)")) return 1;
+    if (bars_quiet(c, bars, DEC_NUM_BARS + 2 * R)) return 1;
     for (int w = 0; w < DEC_SOFTMAX_WARPS; w++)
         for (int c0 = 0; c0 < d; c0 += 32) {
             uint32_t o[32 * 32];

@@ -45,7 +45,10 @@
 // K-major SW128; cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major SW128 and
 // Vs [128 x D] (as stored) -> Vt [D x 128] K-major SW128; P [128 x 128] e4m3 K-major SW128;
 // the tile's scales sk [128], sv [128] f32 after the (sm90-only) sq [128]. TMEM: S [0, 128) f32,
-// O [256, 256 + D) f32. One buffer each: no overlap yet.
+// O [256, 256 + D) f32. One buffer each, or (--ring R, template RING) R slots of K, Vs, scales and
+// Vt (decode.h's ring layout): warp 5 then runs up to R tiles ahead, waiting each slot's empty[s]
+// and arriving on its full[s] where the steps below say kv_empty and kv_full, and warp 4 commits a
+// slot's empty[s] after the P V that read it, when a later tile refills it.
 //
 // Steps (the same labels in decode_sm90.cu and decode_emu.c), with the mbarriers (count) that hand
 // over between roles; parity = (tile - first tile of the split) & 1:

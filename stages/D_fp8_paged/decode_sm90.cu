@@ -351,6 +351,7 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
     mbar_arrive(full);
 }
 
+// The load role's loop: wait for the slot's release, gather, publish the tile before (publish).
 template <int D, int RING>
 static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,

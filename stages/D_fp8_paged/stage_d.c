@@ -24,8 +24,9 @@ static int bm_of(const fmha_opts *o)
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
-        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (its load warp publishes a tile only "
-                 "after issuing the next, so one slot would wait for itself)", o->ring, DEC_MAX_RING);
+        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (one slot is the unpipelined kernel's "
+                 "single buffer; on sm90 the load role publishes a tile only after issuing the next, so it would "
+                 "wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
     if (o->fault_bits) {
@@ -44,6 +45,13 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring && validate_ring(o, err, len)) return 2;
+    const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
+    if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
+        snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
+                 "over the %u-byte opt-in limit: fewer slots", o->ring, o->d, o->ring, dec_ring_slot_bytes(o->d), ring_bytes,
+                 SMEM_OPTIN_MAX_BYTES);
+        return 2;
+    }
     return dec_validate(o, "D", bm_of(o), dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes, err, len);
 }
 
@@ -116,6 +124,7 @@ static const char *const emu_rows[] = {
     /* the ring (--ring): slots reused (more tiles than slots), a split with one tile, D 64 / 128 */
     "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2 --seed 21",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 1000,129 --d 128 --page 64 --splits 2 --ring 3 --seed 22",
+    "--b 3 --hq 8 --hkv 1 --sq 2 --seqlens 1300,200,10 --d 64 --page 16 --splits 3 --ring 4 --seed 23",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 1 --seed 1",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 2 --seed 1",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 129,64 --d 128 --page 64 --seed 2",

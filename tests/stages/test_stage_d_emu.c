@@ -36,7 +36,8 @@ Test(stage_d_emu, program_contract)
     refused("--splits 65", "at most 64");
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
-    /* the pipelined decode's rules: sm90, 2..4 slots, the swapped kernel's rows */
+    /* the pipelined decode's rules: 2..4 slots within the SMEM, sm90's swapped kernel's rows */
+    refused("--backend emu --ring 2 --d 256", "fewer slots");
     refused("--backend sm90 --ring 1", "2 to 4 slots");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1", "at most 32 packed rows");
