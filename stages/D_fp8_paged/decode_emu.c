@@ -106,12 +106,20 @@ typedef struct {
 } loader;
 
 /* Step 2a with the ring: gather every next tile whose slot is free now (a try_wait on its empty
- * barrier), each announced on the slot's full barrier with the load warp's 32 arrivals. */
-static int load_ring_ahead(emu_ctx *c, mbar_model *bars, loader *ld)
+ * barrier), each announced on the slot's full barrier with the load warp's 32 arrivals. `done` is
+ * the last tile whose reads have all completed: refilling the slot of a later one is FG23. */
+static int load_ring_ahead(emu_ctx *c, mbar_model *bars, loader *ld, int done)
 {
     const int R = c->p->ring;
     while (ld->next < ld->t1 &&
            mbar_model_try_wait_parity(&bars[dec_ring_empty_bar(R, ld->ls.slot)], (int)ring_empty_parity(&ld->ls))) {
+        if (ld->next - R > done) {
+            char msg[240];
+            snprintf(msg, sizeof msg, "the load warp refills slot %d with tile %d while tile %d still reads it: its "
+                     "empty barrier arrived before the MMA that reads it completed (FG23)", ld->ls.slot, ld->next,
+                     ld->next - R);
+            return emu_fail(&c->f, msg);
+        }
         const tile_bufs lb = bufs_of(c, ld->ls.slot);
         if (gather(c, ld->b, ld->hk, ld->next * DEC_BN, ld->end, &lb)) return 1;
         mbar_model_arrive_n(&bars[dec_ring_full_bar(ld->ls.slot)], 32);
@@ -199,7 +207,8 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
     const int end = dec_gather_end(p, len);
     ring_state ms = ring_make(R ? R : 1);                              /* the MMA / softmax warps' place */
     loader ld = {t0, t1, b, hk, end, ring_make(R ? R : 1)};            /* the load warp (ring) */
-    if (R && load_ring_ahead(c, bars, &ld)) return 1;                  /* the first R tiles */
+    if (R && load_ring_ahead(c, bars, &ld, t0 - 1)) return 1;          /* the first R tiles */
+    const int early = R && (p->faults & DEC_FAULT_RING_EARLY_RELEASE);  /* FG23 */
     const float *sv = img_f32(c, bm + DEC_BN);                         /* the latest tile's V scales */
     for (int j = t0; j < t1; j++) {
         const int it = j - t0, ph = it & 1, kv0 = j * DEC_BN;
@@ -226,6 +235,10 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
                                 smem_tile_desc_sm100(&c->tk, tb_j.k, 0, k), idesc_qk, MMA_KIND_F8F6F4, k > 0, &st))
                 return emu_fail(f, st.msg);
         mbar_model_arrive(s_full);
+        if (early && j + R < t1) { /* FG23: the slot released with S's commit, before its other reads */
+            mbar_model_arrive(&bars[dec_ring_empty_bar(R, ms.slot)]);
+            if (load_ring_ahead(c, bars, &ld, j - 1)) return 1;
+        }
 
         /* Step 2c (warps 0-3): the online softmax, one row per thread */
         if (emu_wait(f, s_full, ph, "s_full (softmax warps)")) return 1;
@@ -290,10 +303,10 @@ static int emu_cta(emu_ctx *c, int b, int hk, int mt, int split)
                 return emu_fail(f, st.msg);
         mbar_model_arrive(o_done);
         /* as the kernel: a release whose buffers are never refilled has no waiter */
-        if (j + (R ? R : 1) < t1) mbar_model_arrive(R ? &bars[dec_ring_empty_bar(R, ms.slot)] : kv_empty);
+        if (!early && j + (R ? R : 1) < t1) mbar_model_arrive(R ? &bars[dec_ring_empty_bar(R, ms.slot)] : kv_empty);
         if (R) {
             ring_advance(&ms);
-            if (load_ring_ahead(c, bars, &ld)) return 1; /* the load warp takes the freed slot */
+            if (load_ring_ahead(c, bars, &ld, j)) return 1; /* the load warp takes the freed slot */
         }
     }
 

@@ -296,6 +296,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
         if (lane == 0) {
             const uint32_t idesc_qk = idesc_e4m3_f32(BM, DEC_BN, 0, 0), idesc_pv = idesc_e4m3_f32(BM, D, 0, 0);
             const smem_tile tb = v_as_stored ? tv_mn : tvt; // FG20: an MN-major V read through a K-major idesc
+            const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23
             mbar_wait_budget(q_full, 0, p.wd, SITE_Q_FULL, probes);
             ring_state ms = ring_make(RING > 0 ? RING : 1);
             for (int j = t0; j < t1; j++) {
@@ -310,6 +311,8 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
                     tmem_mma_f8f6f4_ss(tmem + DEC_TMEM_S, smem_tile_desc_sm100(&tq, smem_u32(smem_q), 0, k),
                                        smem_tile_desc_sm100(&tk, smem_u32(tbuf.k), 0, k), idesc_qk, k > 0);
                 tmem_commit(s_full);
+                // FG23 (--ring): the slot released with S, before the softmax's and P V's reads
+                if (RING > 0 && early && j + RING < t1) tmem_commit(tbuf.empty);
                 // Step 2e: O += P V_j (A = P's codes, B = Vt; accumulate off only for the split's first)
                 mbar_wait_budget(p_full, ph, p.wd, SITE_P_FULL, probes);
                 tcgen05_fence_after();
@@ -320,7 +323,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
                 tmem_commit(o_done);
                 // the buffers are free once these MMAs complete; a commit whose buffers are never
                 // refilled would have no waiter before exit
-                if (j + (RING > 0 ? RING : 1) < t1) tmem_commit(tbuf.empty);
+                if (!(RING > 0 && early) && j + (RING > 0 ? RING : 1) < t1) tmem_commit(tbuf.empty);
                 ring_advance(&ms);
             }
         }

@@ -482,6 +482,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 #pragma unroll
         for (int i = 0; i < NR / 2; i++) o[dm][i] = 0.0f;
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+    const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23 (--ring)
     ring_state rs = ring_make(RING > 0 ? RING : 1);
     uint8_t *tile_k = smem_k, *tile_vt = smem_vt; // this tile's K and Vt: the one buffer, or the ring's slot
 
@@ -510,6 +511,10 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                                            smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
+
+        if constexpr (RING > 0) { // FG23: the slot released with S, before the scales' and Vt's reads
+            if (early && j + RING < t1) mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
+        }
 
         // Step 2c: the scales (K's on S's columns: here S^T's rows, the keys), the mask, the row max
         float mx[RPT];
@@ -619,7 +624,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         if constexpr (RING > 0) { // K_j, the scales and Vt_j are read (their MMAs waited for): the slot is free.
             // Every consumer thread arrives (racecheck does not carry the other threads' reads
             // through one thread's arrive after a barrier, and reported the refill as a race).
-            mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
+            if (!early) mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
             ring_advance(&rs);
         }
         consumers_sync<RING>();

@@ -29,9 +29,9 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
                  "wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
-    if (o->fault_bits) {
-        snprintf(err, len, "--ring=%d with --fault: the footgun variants run stage D's unpipelined kernel (the FG20 "
-                 "variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
+    if (o->fault_bits & ~(unsigned)DEC_FAULT_RING_EARLY_RELEASE) {
+        snprintf(err, len, "--ring=%d with --fault: the footgun variants but ring-early-release run stage D's "
+                 "unpipelined kernel (the FG20 variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
         return 2;
     }
     if (o->backend == BACKEND_SM90 && bm_of(o) > 32) {
@@ -44,6 +44,10 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
+    if ((o->fault_bits & DEC_FAULT_RING_EARLY_RELEASE) && !o->ring) {
+        snprintf(err, len, "--fault ring-early-release (FG23) releases a ring slot early: it needs --ring 2..%d", DEC_MAX_RING);
+        return 2;
+    }
     if (o->ring && validate_ring(o, err, len)) return 2;
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
@@ -196,6 +200,10 @@ static const stage_fault faults[] = {
     {"v-not-transposed", "FG20", DEC_FAULT_V_NOT_TRANSPOSED, ALL_BACKENDS,
      "V left MN-major (as stored) for the FP8 P V, which reads K-major operands only",
      "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"ring-early-release", "FG23", DEC_FAULT_RING_EARLY_RELEASE, ALL_BACKENDS,
+     "--ring: a slot's empty barrier arrives with S's MMA, before the softmax read its scales and P V its V: the load "
+     "role refills it under those reads",
+     "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2"},
 };
 
 const stage_def stage_D = {
