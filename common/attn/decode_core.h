@@ -70,6 +70,8 @@ enum {
     DEC_FAULT_TABLE_OUT_OF_RANGE = 1u << 4, /* FG18: a block-table entry past the cache, the host check skipped */
     DEC_FAULT_NO_SATURATION = 1u << 5,     /* FG19: the cache quantised by a per-tensor scale, unsaturated */
     DEC_FAULT_V_NOT_TRANSPOSED = 1u << 6,  /* FG20: V copied as stored (MN-major), read as K-major */
+    DEC_FAULT_RING_EARLY_RELEASE = 1u << 7, /* FG23 (--ring): a slot released right after S's MMA, before
+                                             * the softmax read its scales and P V its Vt */
 };
 
 /* Query heads per KV head (GQA; Hq for MQA). */

@@ -51,19 +51,36 @@ FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
 
-/* The pipelined decode (sm90, --ring R): R slots, each K [Bc x D], Vs [Bc x D] and the tile's
- * scales sk [Bc], sv [Bc] back to back (every part a multiple of 1024 bytes, so each K and Vs
- * stays 1024-aligned), one tile of R slots in place of K and Vs; then 2R mbarriers: full[s]
- * (one arrival a load thread, once its copies into the slot have landed and been fenced for the
- * MMAs) and empty[s] (128 arrivals: each consumer thread, once it no longer reads the slot). The load
- * role is DEC_SM90_LOAD_WARPS warps after the consumer warpgroup: 4 (a warpgroup of its own), or
- * 1 to measure (one warp was measured 1.5x slower at ring 2). */
+/* The pipelined decode (--ring R): R slots, each K [Bc x D], Vs [Bc x D] (V as gathered), the
+ * tile's scales sk [Bc], sv [Bc] and Vt [D x Bc] (V transposed by the load role) back to back
+ * (every part a multiple of 1024 bytes, so each K, Vs and Vt stays 1024-aligned), one tile of R
+ * slots in place of K and Vs (the CTA's own Vt tile is then empty); then, after the DEC_NUM_BARS
+ * barriers above, 2R more: full[s] and empty[s].
+ *   sm90:  full[s] one arrival a load thread (DEC_SM90_LOAD_WARPS warps after the consumer
+ *          warpgroup), once the tile's copies landed, its V is transposed and both are fenced
+ *          for the MMAs; empty[s] one arrival a consumer thread, once its P V that read the
+ *          slot's Vt has completed (kv_full and kv_empty unused)
+ *   sm100 and emu: full[s] as kv_full (the load warp's 32 lanes), empty[s] as kv_empty (one
+ *          tcgen05.commit after the P V that read the slot) */
 #ifndef DEC_SM90_LOAD_WARPS
 #define DEC_SM90_LOAD_WARPS 4
 #endif
-FMHA_HD uint32_t dec_ring_slot_bytes(int d) { return dec_k_tile(d).bytes + dec_vs_tile(d).bytes + 8u * DEC_BN; }
-FMHA_HD uint32_t dec_ring_full_bar(int slot) { return (uint32_t)slot; }
-FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(ring + slot); }
+FMHA_HD uint32_t dec_ring_slot_bytes(int d)
+{
+    return dec_k_tile(d).bytes + dec_vs_tile(d).bytes + 8u * DEC_BN + dec_vt_tile(d).bytes;
+}
+/* Slot s's parts, as offsets from the ring tile's start. */
+typedef struct {
+    uint32_t k, vs, sk, sv, vt;
+} dec_ring_slot_offsets;
+FMHA_HD dec_ring_slot_offsets dec_ring_slot_at(int d, int slot)
+{
+    const uint32_t s = (uint32_t)slot * dec_ring_slot_bytes(d), kb = dec_k_tile(d).bytes;
+    dec_ring_slot_offsets o = {s, s + kb, s + 2 * kb, s + 2 * kb + 4u * DEC_BN, s + 2 * kb + 8u * DEC_BN};
+    return o;
+}
+FMHA_HD uint32_t dec_ring_full_bar(int slot) { return (uint32_t)(DEC_NUM_BARS + slot); }
+FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(DEC_NUM_BARS + ring + slot); }
 enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = DEC_SM90_LOAD_THREADS,
        DEC_RING_EMPTY_COUNT = DEC_SM90_THREADS };
 
@@ -71,10 +88,9 @@ enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = D
 FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring)
 {
     if (ring <= 0) return dec_smem_layout_make(bm, d);
-    const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
-    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
+    const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
                                             0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
-    return smem_layout_make(tiles, DEC_SMEM_TILES, 2 * ring);
+    return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 2 * ring);
 }
 
 /* TMEM columns (sm100), 512 allocated (S 128 + O up to 256, a power of two; P stays in SMEM: the

@@ -45,7 +45,10 @@
 // K-major SW128; cache K, V [pages, page, Hkv, D] e4m3 -> SMEM K [128 x D] K-major SW128 and
 // Vs [128 x D] (as stored) -> Vt [D x 128] K-major SW128; P [128 x 128] e4m3 K-major SW128;
 // the tile's scales sk [128], sv [128] f32 after the (sm90-only) sq [128]. TMEM: S [0, 128) f32,
-// O [256, 256 + D) f32. One buffer each: no overlap yet.
+// O [256, 256 + D) f32. One buffer each, or (--ring R, template RING) R slots of K, Vs, scales and
+// Vt (decode.h's ring layout): warp 5 then runs up to R tiles ahead, waiting each slot's empty[s]
+// and arriving on its full[s] where the steps below say kv_empty and kv_full, and warp 4 commits a
+// slot's empty[s] after the P V that read it, when a later tile refills it.
 //
 // Steps (the same labels in decode_sm90.cu and decode_emu.c), with the mbarriers (count) that hand
 // over between roles; parity = (tile - first tile of the split) & 1:
@@ -84,6 +87,7 @@
 #include "device/e4m3_transpose.cuh"
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
+#include "attn/ring.h"
 #include "sm100/tcgen05.cuh"
 #define DEC_SM100_DEVICE 1
 #else
@@ -185,7 +189,9 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
 }
 #endif
 
-template <int D>
+// RING = 0: one K / Vs / Vt / scales buffer, kv_full / kv_empty. RING >= 2 (--ring): the load warp
+// runs up to RING tiles ahead into the slots of decode.h's ring layout, on full[s] / empty[s].
+template <int D, int RING>
 static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(const __grid_constant__ dec_params args)
 {
 #if DEC_SM100_DEVICE
@@ -196,11 +202,11 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = DEC_BM_SM100;
-    const smem_layout L = dec_smem_layout_make(BM, D);
+    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING);
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [128 x D] e4m3 K-major SW128: A of S = Q K^T
-    uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S
+    uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S (RING: the slots)
     uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3 as gathered (K-major layout)
     uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: B of O = P V
     uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [128 x 128 kv] e4m3 K-major SW128: A of O = P V
@@ -210,6 +216,24 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
     const uint32_t kv_empty = smem_u32(&bars[DEC_BAR_KV_EMPTY]), s_full = smem_u32(&bars[DEC_BAR_S_FULL]);
     const uint32_t p_full = smem_u32(&bars[DEC_BAR_P_FULL]), o_done = smem_u32(&bars[DEC_BAR_O_DONE]);
     uint32_t *tmem_slot = (uint32_t *)(smem + L.tmem_slot);
+    // The tile's buffers and its two barriers: the one set, or (RING) slot s of the ring
+    struct tile_bufs {
+        uint8_t *k, *vs, *vt;
+        float *sk, *sv;
+        uint32_t full, empty;
+    };
+    auto bufs_of = [&](int s) {
+        tile_bufs t;
+        if constexpr (RING > 0) {
+            const dec_ring_slot_offsets o = dec_ring_slot_at(D, s);
+            t = {smem_k + o.k, smem_k + o.vs, smem_k + o.vt, (float *)(smem_k + o.sk), (float *)(smem_k + o.sv),
+                 smem_u32(&bars[dec_ring_full_bar(s)]), smem_u32(&bars[dec_ring_empty_bar(RING, s)])};
+        } else {
+            (void)s;
+            t = {smem_k, smem_vs, smem_vt, sm_sk, sm_sv, kv_full, kv_empty};
+        }
+        return t;
+    };
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
@@ -234,6 +258,10 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
     }
     if (threadIdx.x == 0) {
         for (int i = 0; i < DEC_NUM_BARS; i++) mbar_init(smem_u32(&bars[i]), dec_bar_count(i));
+        for (int s = 0; s < RING; s++) { // the ring's: full[s] as kv_full, empty[s] as kv_empty
+            mbar_init(smem_u32(&bars[dec_ring_full_bar(s)]), dec_bar_count(DEC_BAR_KV_FULL));
+            mbar_init(smem_u32(&bars[dec_ring_empty_bar(RING, s)]), dec_bar_count(DEC_BAR_KV_EMPTY));
+        }
         mbar_fence_init();
     }
     tcgen05_fence_before();
@@ -245,17 +273,22 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
     if (warp == DEC_LOAD_WARP) {
         const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
         const int end = dec_gather_end(&p, len);
+        ring_state ls = ring_make(RING > 0 ? RING : 1);
         for (int j = t0; j < t1; j++) {
             const int it = j - t0;
-            // Step 2a: K_j, V_j and their scales, once the last tile's MMAs released K, Vs, Vt
-            if (it > 0) mbar_wait_budget(kv_empty, (uint32_t)(it - 1) & 1u, p.wd, SITE_KV_EMPTY, probes);
-            gather_tile<D>(p, table, hk, j * DEC_BN, end, lane, v_as_stored, smem_k, smem_vs, smem_vt, tk, tv_mn, sm_sk, sm_sv);
+            const tile_bufs tb = bufs_of(ls.slot);
+            // Step 2a: K_j, V_j and their scales, once the MMAs that read the buffers released them
+            // (RING: the slot's previous tile, RING tiles back; the first pass passes at once)
+            if constexpr (RING > 0) mbar_wait_budget(tb.empty, ring_empty_parity(&ls), p.wd, SITE_KV_EMPTY, probes);
+            else if (it > 0) mbar_wait_budget(kv_empty, (uint32_t)(it - 1) & 1u, p.wd, SITE_KV_EMPTY, probes);
+            gather_tile<D>(p, table, hk, j * DEC_BN, end, lane, v_as_stored, tb.k, tb.vs, tb.vt, tk, tv_mn, tb.sk, tb.sv);
             cp_async_wait_all();
             __syncwarp(); // every lane's copies landed: Vs is whole for the transpose
             // Step 2a': V_j transposed to K-major (the FG20 variant skips it: V stays as stored)
-            if (!v_as_stored) transpose_v<D>(smem_vs, smem_vt, tk, tvt, lane);
+            if (!v_as_stored) transpose_v<D>(tb.vs, tb.vt, tk, tvt, lane);
             fence_proxy_async(); // cp.async and the transpose's stores -> the MMA's async proxy
-            mbar_arrive(kv_full);
+            mbar_arrive(tb.full);
+            ring_advance(&ls);
         }
     } else if (warp == DEC_MMA_WARP) {
         // One thread issues every MMA and commit (tcgen05.mma is a single-thread instruction);
@@ -263,27 +296,35 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
         if (lane == 0) {
             const uint32_t idesc_qk = idesc_e4m3_f32(BM, DEC_BN, 0, 0), idesc_pv = idesc_e4m3_f32(BM, D, 0, 0);
             const smem_tile tb = v_as_stored ? tv_mn : tvt; // FG20: an MN-major V read through a K-major idesc
+            const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23
             mbar_wait_budget(q_full, 0, p.wd, SITE_Q_FULL, probes);
+            ring_state ms = ring_make(RING > 0 ? RING : 1);
             for (int j = t0; j < t1; j++) {
                 const int it = j - t0;
                 const uint32_t ph = (uint32_t)it & 1u;
+                const tile_bufs tbuf = bufs_of(ms.slot);
                 // Step 2b: S = Q K_j^T
-                mbar_wait_budget(kv_full, ph, p.wd, SITE_KV_FULL, probes);
+                mbar_wait_budget(tbuf.full, RING > 0 ? ring_full_parity(&ms) : ph, p.wd, SITE_KV_FULL, probes);
                 tcgen05_fence_after();
 #pragma unroll
                 for (int k = 0; k < D; k += 32)
                     tmem_mma_f8f6f4_ss(tmem + DEC_TMEM_S, smem_tile_desc_sm100(&tq, smem_u32(smem_q), 0, k),
-                                       smem_tile_desc_sm100(&tk, smem_u32(smem_k), 0, k), idesc_qk, k > 0);
+                                       smem_tile_desc_sm100(&tk, smem_u32(tbuf.k), 0, k), idesc_qk, k > 0);
                 tmem_commit(s_full);
+                // FG23 (--ring): the slot released with S, before the softmax's and P V's reads
+                if (RING > 0 && early && j + RING < t1) tmem_commit(tbuf.empty);
                 // Step 2e: O += P V_j (A = P's codes, B = Vt; accumulate off only for the split's first)
                 mbar_wait_budget(p_full, ph, p.wd, SITE_P_FULL, probes);
                 tcgen05_fence_after();
 #pragma unroll
                 for (int k = 0; k < DEC_BN; k += 32)
                     tmem_mma_f8f6f4_ss(tmem + DEC_TMEM_O, smem_tile_desc_sm100(&tp, smem_u32(smem_p), 0, k),
-                                       smem_tile_desc_sm100(&tb, smem_u32(smem_vt), 0, k), idesc_pv, (it > 0 || k > 0));
+                                       smem_tile_desc_sm100(&tb, smem_u32(tbuf.vt), 0, k), idesc_pv, (it > 0 || k > 0));
                 tmem_commit(o_done);
-                if (j + 1 < t1) tmem_commit(kv_empty); // the last one would have no waiter before exit
+                // the buffers are free once these MMAs complete; a commit whose buffers are never
+                // refilled would have no waiter before exit
+                if (!(RING > 0 && early) && j + (RING > 0 ? RING : 1) < t1) tmem_commit(tbuf.empty);
+                ring_advance(&ms);
             }
         }
         __syncwarp();
@@ -305,14 +346,20 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
         const float scale_log2 = p.scale * DEC_LOG2E, rowfac = scale_log2 * sq;
 
         float m_i = -INFINITY, l_i = 0.0f, u_i = 1.0f;
+        ring_state ss = ring_make(RING > 0 ? RING : 1);
+        const float *sm_sv_last = sm_sv; // the last tile's V scales (the FG17 epilogue)
         for (int j = t0; j < t1; j++) {
             const int it = j - t0, kv0 = j * DEC_BN;
             const uint32_t ph = (uint32_t)it & 1u;
+            const tile_bufs tbuf = bufs_of(ss.slot);
+            const float *sm_sk = tbuf.sk, *sm_sv = tbuf.sv; // this tile's scales
+            sm_sv_last = sm_sv;
             // Step 2c: the online softmax on this thread's row of S
             mbar_wait_budget(s_full, ph, p.wd, SITE_S_FULL, probes);
-            // the tile's scales come from the load warp's cp.async: wait on its kv_full phase too
+            // the tile's scales come from the load warp's cp.async: wait on its full phase too
             // (without arriving), so the acquire is ours and not only the MMA thread's
-            mbar_wait_budget(kv_full, ph, p.wd, SITE_KV_FULL, probes);
+            mbar_wait_budget(tbuf.full, RING > 0 ? ring_full_parity(&ss) : ph, p.wd, SITE_KV_FULL, probes);
+            ring_advance(&ss);
             // Step 2d needs the previous P V done: P's SMEM tile and O are rewritten
             if (it > 0) mbar_wait_budget(o_done, (uint32_t)(it - 1) & 1u, p.wd, SITE_O_DONE, probes);
             __syncwarp(); // converged before the .sync.aligned tcgen05.ld
@@ -396,7 +443,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
         __syncwarp(); // converged before the .sync.aligned tcgen05.ld
         tcgen05_fence_after();
         float fin = l_i > 0.0f ? u_i / l_i : 0.0f;      // a row that saw no key: O = 0
-        if (v_on_rows) fin *= sm_sv[r % DEC_BN];        // FG17: a row factor of O (the last tile's sv)
+        if (v_on_rows) fin *= sm_sv_last[r % DEC_BN];   // FG17: a row factor of O (the last tile's sv)
         const bool split_out = p.splits > 1;
         const int64_t orow = (((int64_t)b * p.sq + qi) * p.hq + qh) * D;
 #pragma unroll 1
@@ -448,9 +495,12 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
 extern "C" int stage_d_sm100_launch(const void *params)
 {
     const dec_params &p = *(const dec_params *)params;
-    const uint32_t smem = dec_smem_layout_make(DEC_BM_SM100, p.d).bytes;
+    const uint32_t smem = dec_smem_layout_make_ring(DEC_BM_SM100, p.d, p.ring).bytes;
     const int rc = dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        return launch_kernel(decode_kernel<decltype(D)::value>, dec_grid(&p), DEC_SM100_THREADS, smem, p);
+        constexpr int d = decltype(D)::value;
+        void (*k)(dec_params) = p.ring == 2 ? decode_kernel<d, 2> : p.ring == 3 ? decode_kernel<d, 3>
+                              : p.ring == 4 ? decode_kernel<d, 4> : decode_kernel<d, 0>;
+        return launch_kernel(k, dec_grid(&p), DEC_SM100_THREADS, smem, p);
     });
     return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
 }

@@ -193,9 +193,9 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
 // lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block).
 template <int D>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
-                                                   const smem_tile &tvt)
+                                                   const smem_tile &tvt, unsigned t)
 {
-    const int a = threadIdx.x % 32, w = threadIdx.x / 32;
+    const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
     for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, a, ch);
 }
@@ -313,7 +313,7 @@ static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int
     cp_async_wait_all();
     __syncthreads();
     if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
-    else transpose_v<D>(smem_vs, smem_vt, tk, tvt);
+    else transpose_v<D>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
     fence_proxy_async();
     __syncthreads();
 }
@@ -331,21 +331,27 @@ template <int RING> static __device__ __forceinline__ void consumers_sync()
 struct ring_slot {
     uint8_t *k, *vs; // [Bc x D] each, K-major SW128
     float *sk, *sv;  // [Bc] each
+    uint8_t *vt;     // [D x Bc] K-major SW128: V transposed, A of O^T = V^T P^T
 };
 template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_t *ring_base, int slot)
 {
-    const uint32_t kb = dec_k_tile(D).bytes;
-    uint8_t *s = ring_base + (uint32_t)slot * dec_ring_slot_bytes(D);
-    ring_slot r = {s, s + kb, (float *)(s + 2 * kb), (float *)(s + 2 * kb) + DEC_BN};
+    const dec_ring_slot_offsets o = dec_ring_slot_at(D, slot);
+    ring_slot r = {ring_base + o.k, ring_base + o.vs, (float *)(ring_base + o.sk), (float *)(ring_base + o.sv), ring_base + o.vt};
     return r;
 }
 
-// The load role's whole life (step 2a ahead of use): for each tile of the split, wait until the
-// consumers released its slot, gather it (cp.async through the block table), and publish the one
-// before it. cp.async writes in the generic proxy, and the MMAs read K in the async proxy, so each
-// thread waits for its own copies of the previous tile (wait_group 1: this tile's stay in flight),
-// fences them for the async proxy and then arrives on that slot's full barrier (one arrival each).
-// With one slot the publish would wait for a release that needs it: --ring >= 2 (validated).
+enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
+template <int D>
+static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt)
+{
+    static_assert(DEC_SM90_LOAD_THREADS == 128, "the transpose takes a warpgroup");
+    named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
+    transpose_v<D>(sl.vs, sl.vt, tk, dec_vt_tile(D), (unsigned)lt);
+    fence_proxy_async();
+    mbar_arrive(full);
+}
+
+// The load role's loop: wait for the slot's release, gather, publish the tile before (publish).
 template <int D, int RING>
 static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
@@ -362,30 +368,15 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
         cp_async_commit();
         if (pending >= 0) {
             cp_async_wait_group<1>();
-            fence_proxy_async();
-            mbar_arrive(bars + 8u * dec_ring_full_bar(pending));
+            publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
         }
         pending = s.slot;
         ring_advance(&s);
     }
     cp_async_wait_all();
-    fence_proxy_async();
-    mbar_arrive(bars + 8u * dec_ring_full_bar(pending));
+    publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
 }
 
-// Step 2a' of the pipelined kernel: the consumers wait for the slot, then transpose its V into Vt
-// (the previous tile's P V finished reading Vt before the barrier that ended it). No FG20 copy
-// here: stage_d.c runs the footgun variants without the ring.
-template <int D, int RING>
-static __device__ __forceinline__ void ring_tile_in(const dec_params &p, const ring_slot &sl, uint32_t full,
-                                                    unsigned parity, uint8_t *smem_vt, const smem_tile &tk,
-                                                    const smem_tile &tvt)
-{
-    mbar_wait(full, parity, p.wd, DEC_SITE_RING_FULL);
-    transpose_v<D>(sl.vs, smem_vt, tk, tvt);
-    fence_proxy_async();
-    consumers_sync<RING>();
-}
 
 // Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
 // the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
@@ -491,15 +482,16 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 #pragma unroll
         for (int i = 0; i < NR / 2; i++) o[dm][i] = 0.0f;
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+    const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23 (--ring)
     ring_state rs = ring_make(RING > 0 ? RING : 1);
-    uint8_t *tile_k = smem_k; // this tile's K: the one buffer, or the ring's slot
+    uint8_t *tile_k = smem_k, *tile_vt = smem_vt; // this tile's K and Vt: the one buffer, or the ring's slot
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        if constexpr (RING > 0) { // Step 2a': wait for the load role's slot; V_j transposed
+        if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
-            tile_k = sl.k, sk = sl.sk, sv = sl.sv;
-            ring_tile_in<D, RING>(p, sl, bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), smem_vt, tk, tvt);
+            tile_k = sl.k, tile_vt = sl.vt, sk = sl.sk, sv = sl.sv;
+            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
         }
@@ -519,6 +511,10 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                                            smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
+
+        if constexpr (RING > 0) { // FG23: the slot released with S, before the scales' and Vt's reads
+            if (early && j + RING < t1) mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
+        }
 
         // Step 2c: the scales (K's on S's columns: here S^T's rows, the keys), the mask, the row max
         float mx[RPT];
@@ -582,12 +578,6 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (lane < 4) red_p[w * NR + row_of(jr)] = pmax[jr];
         }
         consumers_sync<RING>();
-        if constexpr (RING > 0) { // K_j (its MMA waited for), Vs and the scales are read: the slot is free.
-            // Every consumer thread arrives (racecheck does not carry the other threads' reads
-            // through one thread's arrive after the barrier, and reported the refill as a race).
-            mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
-            ring_advance(&rs);
-        }
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
         float sp[RPT];
 #pragma unroll
@@ -625,12 +615,18 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         for (int dm = 0; dm < D / 64; dm++)
 #pragma unroll
             for (int k = 0; k < DEC_BN; k += 32) {
-                const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 64 * dm, k)
-                                            : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 64 * dm, k);
+                const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(tile_vt), 64 * dm, k)
+                                            : smem_tile_desc_sm90(&tvt, smem_u32(tile_vt), 64 * dm, k);
                 wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), 1);
             }
         wgmma_commit();
         wgmma_wait<0>();
+        if constexpr (RING > 0) { // K_j, the scales and Vt_j are read (their MMAs waited for): the slot is free.
+            // Every consumer thread arrives (racecheck does not carry the other threads' reads
+            // through one thread's arrive after a barrier, and reported the refill as a race).
+            if (!early) mbar_arrive(bars + 8u * dec_ring_empty_bar(RING, rs.slot));
+            ring_advance(&rs);
+        }
         consumers_sync<RING>();
     }
 

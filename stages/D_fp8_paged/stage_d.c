@@ -19,25 +19,22 @@ static int bm_of(const fmha_opts *o)
     return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
 }
 
-/* --ring: the pipelined decode (decode_sm90.cu's swapped kernel with a load warpgroup and a ring). */
+/* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
+ * emu: the load warp runs ahead into the ring's slots). */
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
-        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (its load role publishes a tile only "
-                 "after issuing the next, so one slot would wait for itself)", o->ring, DEC_MAX_RING);
+        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (one slot is the unpipelined kernel's "
+                 "single buffer; on sm90 the load role publishes a tile only after issuing the next, so it would "
+                 "wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
-    if (o->backend != BACKEND_SM90) {
-        snprintf(err, len, "--ring=%d: the pipelined decode has an sm90 kernel only (--backend %s runs stage D's "
-                 "unpipelined flow: leave --ring out)", o->ring, backend_name(o->backend));
+    if (o->fault_bits & ~(unsigned)DEC_FAULT_RING_EARLY_RELEASE) {
+        snprintf(err, len, "--ring=%d with --fault: the footgun variants but ring-early-release run stage D's "
+                 "unpipelined kernel (the FG20 variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
         return 2;
     }
-    if (o->fault_bits) {
-        snprintf(err, len, "--ring=%d with --fault: the footgun variants run stage D's unpipelined kernel (the FG20 "
-                 "variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
-        return 2;
-    }
-    if (bm_of(o) > 32) {
+    if (o->backend == BACKEND_SM90 && bm_of(o) > 32) {
         snprintf(err, len, "--ring=%d: the pipelined decode runs the swapped kernel, at most 32 packed rows a KV head "
                  "(Hq/Hkv x Sq = %d here)", o->ring, o->hq / o->hkv * o->sq);
         return 2;
@@ -47,7 +44,18 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
+    if ((o->fault_bits & DEC_FAULT_RING_EARLY_RELEASE) && !o->ring) {
+        snprintf(err, len, "--fault ring-early-release (FG23) releases a ring slot early: it needs --ring 2..%d", DEC_MAX_RING);
+        return 2;
+    }
     if (o->ring && validate_ring(o, err, len)) return 2;
+    const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
+    if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
+        snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
+                 "over the %u-byte opt-in limit: fewer slots", o->ring, o->d, o->ring, dec_ring_slot_bytes(o->d), ring_bytes,
+                 SMEM_OPTIN_MAX_BYTES);
+        return 2;
+    }
     return dec_validate(o, "D", bm_of(o), dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes, err, len);
 }
 
@@ -117,6 +125,10 @@ static const char *const gpu_quick_rows[] = {
     "--b 2 --hq 16 --hkv 2 --sq 2 --seqlens 255,300 --d 256 --page 64 --splits 1 --seed 7",
 };
 static const char *const emu_rows[] = {
+    /* the ring (--ring): slots reused (more tiles than slots), a split with one tile, D 64 / 128 */
+    "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2 --seed 21",
+    "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 1000,129 --d 128 --page 64 --splits 2 --ring 3 --seed 22",
+    "--b 3 --hq 8 --hkv 1 --sq 2 --seqlens 1300,200,10 --d 64 --page 16 --splits 3 --ring 4 --seed 23",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 1 --seed 1",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 2 --seed 1",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 129,64 --d 128 --page 64 --seed 2",
@@ -188,6 +200,10 @@ static const stage_fault faults[] = {
     {"v-not-transposed", "FG20", DEC_FAULT_V_NOT_TRANSPOSED, ALL_BACKENDS,
      "V left MN-major (as stored) for the FP8 P V, which reads K-major operands only",
      "--b 2 --hq 8 --hkv 1 --sq 1 --skv 300 --d 64 --page 16 --splits 1"},
+    {"ring-early-release", "FG23", DEC_FAULT_RING_EARLY_RELEASE, ALL_BACKENDS,
+     "--ring: a slot's empty barrier arrives with S's MMA, before the softmax read its scales and P V its V: the load "
+     "role refills it under those reads",
+     "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2"},
 };
 
 const stage_def stage_D = {

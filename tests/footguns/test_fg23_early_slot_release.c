@@ -76,6 +76,17 @@ Test(footgun, fg23_stage_f_emu)
                  0);
 }
 
+/* The same bug in stage D's ring (--ring): the slot released with S's MMA, before the softmax
+ * reads the tile's scales and P V its transposed V. The emu flow's load warp refills a slot as
+ * soon as its empty barrier lets it, and names the tile still reading it. */
+Test(footgun, fg23_stage_d_emu)
+{
+    cr_expect_eq(fault_demo_pair("stage_D", "emu", "ring-early-release",
+                                 "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2",
+                                 "refills slot [0-9]+ with tile [0-9]+ while tile [0-9]+ still reads it"),
+                 0);
+}
+
 Test(footgun, fg23_stage_f_h200, .timeout = 120)
 {
     SKIP_WITHOUT_GPU(9);

@@ -36,13 +36,13 @@ Test(stage_d_emu, program_contract)
     refused("--splits 65", "at most 64");
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
-    /* the pipelined decode's rules: sm90, 2..4 slots, the swapped kernel's rows */
-    refused("--backend emu --ring 2", "sm90 kernel only");
-    refused("--backend sm100 --ring 2", "sm90 kernel only");
+    /* the pipelined decode's rules: 2..4 slots within the SMEM, sm90's swapped kernel's rows */
+    refused("--backend emu --ring 2 --d 256", "fewer slots");
     refused("--backend sm90 --ring 1", "2 to 4 slots");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1", "at most 32 packed rows");
-    refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants run stage D");
+    refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
+    refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
     /* ragged lengths with Sq rows past the start of a short sequence: rows with no key */
     cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 3 --hq 4 --hkv 1 --sq 5 --seqlens 2,1,40 --d 64 "
                                               "--page 16 --splits 2 > /dev/null"), 0);
