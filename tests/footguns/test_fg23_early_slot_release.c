@@ -10,10 +10,11 @@
  * And FG16 at pipeline level: a consumer that waits full[slot] with parity (tile & 1) instead of
  *   the ring's phase is right for a ring of depth 1 only; with depth 2 or 3 its waits pass on
  *   stale phases or never.
- * Stage: F. Level: host model: the role scheduler of the pipelined stage's emu flow
+ * Stage: F (and D's ring). Level: host model: the role scheduler of the pipelined stage's emu flow
  *   (common/model/role_sim.h) running one producer and one consumer over the ring helper of
  *   common/attn/ring.h (tests/support/ring_sim.c: MMAs that read their slot for several steps), over
- *   many interleavings; the stage-level variant comes with stage F.
+ *   many interleavings; at stage level, stage F's `--fault early-release` and stage D's
+ *   `--fault ring-early-release` (--ring), each on emu and on the H200.
  * Notes: notes/footguns.md#fg23 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -92,6 +93,17 @@ Test(footgun, fg23_stage_f_h200, .timeout = 120)
     SKIP_WITHOUT_GPU(9);
     /* one slot and D = 256: K_{j+1}'s 64 KB land while the S wgmmas of tile j still read the slot */
     cr_expect_eq(fault_demo_pair("stage_F", "sm90", "early-release", "--d 256 --sq 512 --skv 4096 --hq 4 --hkv 1 --ring 1",
+                                 "symptom: cosine"),
+                 0);
+}
+
+Test(footgun, fg23_stage_d_h200, .timeout = 120)
+{
+    SKIP_WITHOUT_GPU(9);
+    /* stage D's own demo row: the load warpgroup refills the slot while the consumers' softmax reads
+     * its scales and their P V its transposed V (on the H200: cosine 0.93 against the reference) */
+    cr_expect_eq(fault_demo_pair("stage_D", "sm90", "ring-early-release",
+                                 "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2",
                                  "symptom: cosine"),
                  0);
 }
