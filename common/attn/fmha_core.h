@@ -46,6 +46,7 @@ typedef struct {
         int ring;              /* K/V ring slots, 1..3 */
         int ws, pingpong, overlap;
         int rows;              /* query rows per CTA: 0 = FMHA_BM; sm90's three consumer groups 192 */
+        int persistent;        /* sm90: a grid of at most one CTA per SM, each walking query tiles */
     } pipe;
 } fmha_params;
 
@@ -144,6 +145,31 @@ FMHA_HD grid3 fmha_grid(const fmha_params *p)
     const int br = fmha_cta_rows(p);
     grid3 g = {(unsigned)((p->sq + br - 1) / br), (unsigned)p->hq, (unsigned)p->b};
     return g;
+}
+
+/* The query tiles of fmha_grid as one list: tile t = x + X (y + Y z) of the grid's (x, y, z), the
+ * order in which the GPU starts the CTAs of that grid. A persistent kernel walks this list with a
+ * stride of its own grid, so its tiles run in the same order: the query tiles of one head next to
+ * each other (their K and V stay in L2), and with causal the longest of each head first. */
+typedef struct {
+    int q0, h, b; /* the tile's first query row, its head and batch */
+} fmha_tile;
+
+FMHA_HD int fmha_tile_count(const fmha_params *p)
+{
+    const grid3 g = fmha_grid(p);
+    return (int)(g.x * g.y * g.z);
+}
+
+FMHA_HD fmha_tile fmha_tile_of(const fmha_params *p, int t)
+{
+    const grid3 g = fmha_grid(p);
+    const int x = t % (int)g.x, hb = t / (int)g.x;
+    fmha_tile r;
+    r.q0 = (p->causal ? (int)g.x - 1 - x : x) * fmha_cta_rows(p); /* causal: the longest tiles first */
+    r.h = hb % (int)g.y;
+    r.b = hb / (int)g.y;
+    return r;
 }
 
 #endif

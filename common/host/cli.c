@@ -37,6 +37,8 @@ static const flag_t flags[] = {
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
     {"--consumers", K_AUTO_INT, OFF(consumers), OPT_PIPE, 0, "auto|2|3: sm90 consumer warpgroups of 64 query rows"},
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
+    {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
+     "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},

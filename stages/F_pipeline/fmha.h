@@ -32,6 +32,13 @@ enum {
     FMHA_F_MAX_BARS = FMHA_RING_BARS + 12 /* room for a backend's own (sm100: S, P, O) */
 };
 
+/* sm90 --persistent 1 adds its own after the ring's: the second Q buffer's full barrier and both
+ * buffers' empty barriers (the consumer warps arrive once their tile's O has left the buffer). */
+enum {
+    FMHA_F_BAR_SM90_Q1_FULL = FMHA_RING_BARS,
+    FMHA_F_BAR_SM90_Q_EMPTY = FMHA_RING_BARS + 1 /* + buffer */
+};
+
 /* sm90: warpgroup 0 is the producer when ws = 1 (one thread issues the TMA copies, the group
  * gives its registers back), warpgroups 1 .. nc the consumers (64 query rows each: nc = 2, a
  * 128-row query tile, or --consumers 3 at D = 64, 192 rows as FlashAttention-3 takes them). With
@@ -75,19 +82,26 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 #define FMHA_F_EXP_BEFORE_PV 8
 #endif
 
-/* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it stages O for the TMA store at the end, as in
- * stage E), then the ring: K slots [Bc x D] K-major SW128, V slots [Bc x D] MN-major SW128, then
- * the mbarriers (and sm100's TMEM address slot). */
-enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX };
+/* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it
+ * stages O for the TMA store at the end, as in stage E), then the ring: K slots [Bc x D] K-major
+ * SW128, V slots [Bc x D] MN-major SW128, then (sm90 --persistent 1) a second Q buffer, then the
+ * mbarriers (and sm100's TMEM address slot). */
+enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX,
+       FMHA_F_SMEM_Q1 = FMHA_F_SMEM_V + FMHA_RING_MAX };
 
-FMHA_HD smem_layout fmha_f_smem_layout_make_rows(int d, int ring, int rows)
+FMHA_HD smem_layout fmha_f_smem_layout_make_q(int d, int ring, int rows, int qbufs)
 {
-    uint32_t tiles[1 + 2 * FMHA_RING_MAX];
+    uint32_t tiles[2 + 2 * FMHA_RING_MAX];
     int n = 0;
     tiles[n++] = fmha_q_tile_rows(d, rows).bytes;
     for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_k_tile(d).bytes : 0u;
     for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_v_tile(d).bytes : 0u;
+    tiles[n++] = qbufs > 1 ? fmha_q_tile_rows(d, rows).bytes : 0u;
     return smem_layout_make(tiles, n, FMHA_F_MAX_BARS);
+}
+FMHA_HD smem_layout fmha_f_smem_layout_make_rows(int d, int ring, int rows)
+{
+    return fmha_f_smem_layout_make_q(d, ring, rows, 1);
 }
 /* The layout at FMHA_BM query rows (sm100, emu, sm90 with two consumer groups). */
 FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring) { return fmha_f_smem_layout_make_rows(d, ring, FMHA_BM); }

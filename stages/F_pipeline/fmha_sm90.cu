@@ -83,7 +83,7 @@
 #endif
 
 // Watchdog site ids of the waits: the barrier a deadlock report names.
-enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY };
+enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY, SITE_Q_EMPTY };
 
 // The register split (FMHA_F_PRODUCER_REGS / FMHA_F_CONSUMER_REGS) and the ping-pong's turn barriers (FMHA_F_TURN_BAR,
 // FMHA_F_TURN_THREADS) are fmha.h's: `explain ring` prints them from there.
@@ -106,7 +106,6 @@ struct cta_ctx {
     __device__ __forceinline__ uint64_t dk(int s) const { return smem_desc_add(dk0, (uint32_t)s * slot_bytes); }
     __device__ __forceinline__ uint64_t dv(int s) const { return smem_desc_add(dv0, (uint32_t)s * slot_bytes); }
     __device__ __forceinline__ uint32_t bar(int i) const { return bar0 + 8u * (uint32_t)i; }
-    __device__ __forceinline__ uint32_t q_full() const { return bar(FMHA_F_BAR_Q_FULL); }
     __device__ __forceinline__ uint32_t k_full(int s) const { return bar(FMHA_F_BAR_K_FULL + s); }
     __device__ __forceinline__ uint32_t v_full(int s) const { return bar(FMHA_F_BAR_V_FULL + s); }
     __device__ __forceinline__ uint32_t k_empty(int s) const { return bar(FMHA_F_BAR_K_EMPTY + s); }
@@ -121,6 +120,24 @@ __device__ __forceinline__ int cta_q0(const fmha_params &p)
 {
     return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * (64 * NC);
 }
+
+// The query tiles a CTA computes: one, from blockIdx (cta_q0), or with --persistent 1 tiles
+// blockIdx.x, + gridDim.x, ... of fmha_tile_of's list, in the order the GPU would start them.
+template <int NC, bool PERSIST>
+__device__ __forceinline__ int cta_tiles(const fmha_params &p)
+{
+    return PERSIST ? fmha_tile_count(&p) : 1;
+}
+template <int NC, bool PERSIST>
+__device__ __forceinline__ fmha_tile cta_tile(const fmha_params &p, int t)
+{
+    if constexpr (PERSIST) return fmha_tile_of(&p, t);
+    fmha_tile r;
+    r.q0 = cta_q0<NC>(p); r.h = blockIdx.y; r.b = blockIdx.z;
+    return r;
+}
+template <bool PERSIST> __device__ __forceinline__ int cta_first_tile() { return PERSIST ? (int)blockIdx.x : 0; }
+template <bool PERSIST> __device__ __forceinline__ int cta_tile_stride() { return PERSIST ? (int)gridDim.x : 1; }
 
 // The producer's view of the CTA: the ring's SMEM and barriers and where its tiles come from;
 // little enough to live in the producer group's 40 registers (the whole fmha_params would not).
@@ -157,19 +174,19 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     fmha_f_ring_advance(&s, c.faults);
 }
 
-template <int D, int NC, bool FAULTS>
-__device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, const fmha_params &p, uint8_t *smem)
+template <int D, int NC, bool FAULTS, bool PERSIST>
+__device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, const fmha_params &p, uint8_t *smem, int h, int b)
 {
-    const smem_layout L = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC);
+    const smem_layout L = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1);
     ring_ctx<D> r;
     r.a = &a;
     r.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
     r.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     r.slot_bytes = fmha_k_tile(D).bytes; // K and V tiles are the same size, placed back to back
     r.bar0 = smem_u32(smem + L.bars);
-    r.hk_k = fmha_tma_kv_head(&p, blockIdx.y, 0);
-    r.hk_v = fmha_tma_kv_head(&p, blockIdx.y, 1);
-    r.b = blockIdx.z;
+    r.hk_k = fmha_tma_kv_head(&p, h, 0);
+    r.hk_v = fmha_tma_kv_head(&p, h, 1);
+    r.b = b;
     r.faults = FAULTS ? p.faults : 0u;
     r.wd = p.wd;
     r.probes = r.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES;
@@ -177,25 +194,36 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 }
 
 // The producer group's whole life with warp specialisation: registers back, then one thread loads
-// Q and keeps the ring full. It reads the parameters from parameter memory, after the dec.
-template <int D, int NC, bool FAULTS>
+// Q and keeps the ring full. It reads the parameters from parameter memory, after the dec. With
+// --persistent 1 it walks the CTA's query tiles: tile i's Q goes to buffer i % 2 once the
+// consumers have released that buffer (their tile i - 2's O has left it), and the ring runs on
+// from one tile to the next, so the next tile's Q and first K/V land under this tile's last ones.
+template <int D, int NC, bool FAULTS, bool PERSIST>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
     wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
-    const ring_ctx<D> c = make_ring_ctx<D, NC, FAULTS>(a, p, smem);
-    const uint32_t q_full = c.bar(FMHA_F_BAR_Q_FULL);
-    const smem_layout L = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC);
-    mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC)); // one box of 64 * NC rows a column block
-    const int q0 = cta_q0<NC>(p);
-    tma_load_tile<D>(smem_u32(smem + L.tile[FMHA_F_SMEM_Q]), fmha_q_tile_rows(D, 64 * NC), &a.q, q_full, q0, blockIdx.y,
-                     blockIdx.z);
+    const smem_layout L = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
-    const int ntiles = fmha_kv_tiles_rows(&p, q0, 64 * NC);
-    for (int j = 0; j < ntiles; j++) {
-        produce<D, true>(c, pk, j, false);
-        produce<D, true>(c, pv, j, true);
+    const int n = cta_tiles<NC, PERSIST>(p);
+    int it = 0;
+    for (int t = cta_first_tile<PERSIST>(); t < n; t += cta_tile_stride<PERSIST>(), it++) {
+        const fmha_tile tl = cta_tile<NC, PERSIST>(p, t);
+        const ring_ctx<D> c = make_ring_ctx<D, NC, FAULTS, PERSIST>(a, p, smem, tl.h, tl.b);
+        const int qb = PERSIST ? (it & 1) : 0;
+        if (PERSIST && it >= 2) // the buffer's previous tile (it - 2) released by every consumer warp
+            mbar_wait_budget_sleep(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + qb), (uint32_t)((it >> 1) - 1) & 1u, c.wd, SITE_Q_EMPTY,
+                                   c.probes);
+        const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
+        mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC)); // one box of 64 * NC rows a column block
+        tma_load_tile<D>(smem_u32(smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q]), fmha_q_tile_rows(D, 64 * NC), &a.q,
+                         q_full, tl.q0, tl.h, tl.b);
+        const int ntiles = fmha_kv_tiles_rows(&p, tl.q0, 64 * NC);
+        for (int j = 0; j < ntiles; j++) {
+            produce<D, true>(c, pk, j, false);
+            produce<D, true>(c, pv, j, true);
+        }
     }
 }
 
@@ -341,10 +369,11 @@ __device__ __forceinline__ void turn_pass(int cwg)
 
 // FAULTS: the kernel a footgun run launches, with the --fault switches read at run time. The
 // others have no fault checks at all (about 15 instructions per KV tile and consumer warp).
-template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS>
+template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
 static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
     static_assert(NC == 2 || (NC == 3 && WS), "a third consumer group comes with the producer warpgroup");
+    static_assert(!PERSIST || WS, "the persistent kernel's tiles are walked by the producer warpgroup");
 #if FMHA_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
@@ -356,8 +385,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 
     // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
     if (threadIdx.x == 0) {
-        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make_rows(D, a.p.pipe.ring, 64 * NC).bars);
+        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make_q(D, a.p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bars);
         mbar_init(bar0 + 8u * FMHA_F_BAR_Q_FULL, 1);
+        if constexpr (PERSIST) {
+            mbar_init(bar0 + 8u * FMHA_F_BAR_SM90_Q1_FULL, 1);
+            for (int qb = 0; qb < 2; qb++) mbar_init(bar0 + 8u * (FMHA_F_BAR_SM90_Q_EMPTY + qb), fmha_f_sm90_consumer_warps(NC));
+        }
         for (int s = 0; s < a.p.pipe.ring; s++) {
             mbar_init(bar0 + 8u * (FMHA_F_BAR_K_FULL + s), 1);
             mbar_init(bar0 + 8u * (FMHA_F_BAR_V_FULL + s), 1);
@@ -369,7 +402,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     __syncthreads();
     if constexpr (WS) {
         if (wg == 0) { // the producer group: nothing of the consumers' state is live here
-            producer_group<D, NC, FAULTS>(a, smem);
+            producer_group<D, NC, FAULTS, PERSIST>(a, smem);
             return;
         }
         wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_CONSUMER_REGS>();
@@ -383,37 +416,56 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     const fmha_params &p = c.p;
     c.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES; // a footgun run expects hangs
     const int ring = p.pipe.ring;
-    const smem_layout L = fmha_f_smem_layout_make_rows(D, ring, 64 * NC);
+    const smem_layout L = fmha_f_smem_layout_make_q(D, ring, 64 * NC, PERSIST ? 2 : 1);
     c.tq = fmha_q_tile_rows(D, 64 * NC); c.tk = fmha_k_tile(D); c.tv = fmha_v_tile(D);
-    c.q = smem + L.tile[FMHA_F_SMEM_Q];
     c.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
     c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     c.slot_bytes = c.tk.bytes;
     c.bar0 = smem_u32(smem + L.bars);
-    c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
     c.dk0 = smem_tile_desc_sm90(&c.tk, c.k0, 0, 0);
     c.dv0 = smem_tile_desc_sm90(&c.tv, c.v0, 0, 0);
     asm volatile("" : "+l"(c.dk0), "+l"(c.dv0)); // computed once: ptxas would otherwise re-encode both from the
                                                   // SMEM addresses on every tile (six uniform instructions each)
-    c.q0 = cta_q0<NC>(p); c.h = blockIdx.y; c.b = blockIdx.z;
-    c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
     const bool producer = !WS && threadIdx.x == 0; // ws 0: consumer thread 0 also produces
     ring_state pk = ring_make(ring), pv = ring_make(ring); // its places in the ring
-    int next_k = 0, next_v = 0;                              // its next tiles
     ring_ctx<D> rc;
+    const float scale_log2 = p.scale * FMHA_LOG2E;
+    const bool early = p.faults & FMHA_FAULT_EARLY_RELEASE; // FG23
+    ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring (on across tiles)
+    uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
+
+    // The CTA's query tiles (one without --persistent). The ping-pong's turn runs on from one tile
+    // to the next; only the last tile that has a KV tile ends it (the last group's last window then
+    // hands over to nobody), and group 0 takes the first turn if any tile has one.
+    const int ncta = cta_tiles<NC, PERSIST>(p);
+    int last_work = -1;
+    for (int tt = cta_first_tile<PERSIST>(); tt < ncta; tt += cta_tile_stride<PERSIST>())
+        if (fmha_kv_tiles_rows(&p, cta_tile<NC, PERSIST>(p, tt).q0, 64 * NC) > 0) last_work = tt;
+    if constexpr (PP) {
+        if (cwg == NC - 1 && last_work >= 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
+    }
+    int it = 0;
+    for (int tt = cta_first_tile<PERSIST>(); tt < ncta; tt += cta_tile_stride<PERSIST>(), it++) {
+    const fmha_tile tl = cta_tile<NC, PERSIST>(p, tt);
+    const int qb = PERSIST ? (it & 1) : 0;  // the Q buffer of this tile
+    const bool final = tt == last_work;      // the CTA's last tile with a KV tile
+    c.q = smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q];
+    c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
+    c.q0 = tl.q0; c.h = tl.h; c.b = tl.b;
+    c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
+    const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
+    int next_k = 0, next_v = 0; // ws 0's producing thread: its next tiles
     if (producer) {
-        rc = make_ring_ctx<D, NC, FAULTS>(a, p, smem);
-        mbar_arrive_expect_tx(c.q_full(), fmha_tile_tx_bytes(D, 64 * NC));
-        tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, c.q_full(), c.q0, c.h, c.b);
+        rc = make_ring_ctx<D, NC, FAULTS, false>(a, p, smem, c.h, c.b);
+        mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC));
+        tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, q_full, c.q0, c.h, c.b);
         for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
             produce<D, false>(rc, pk, next_k, false);
             produce<D, false>(rc, pv, next_v, true);
         }
     }
-    if constexpr (PP) {
-        if (cwg == NC - 1 && c.ntiles > 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
-    }
-    mbar_wait_budget(c.q_full(), 0, p.wd, SITE_Q_FULL, c.probes); // also before the epilogue reuses Q for O
+    // also before the epilogue reuses Q for O; buffer qb's (it / 2)-th fill
+    mbar_wait_budget(q_full, (uint32_t)(it >> 1) & 1u, p.wd, SITE_Q_FULL, c.probes);
     __syncwarp();
 
     consumer_state<D> st;
@@ -427,11 +479,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     st.l_i[0] = st.l_i[1] = 0.0f;
 #pragma unroll
     for (int i = 0; i < D / 2; i++) st.o[i] = 0.0f;
-    const float scale_log2 = p.scale * FMHA_LOG2E;
     const int row0 = c.q0 + 64 * cwg; // this consumer group's first row
-    const bool early = p.faults & FMHA_FAULT_EARLY_RELEASE; // FG23
-    ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring
-    uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
     const int last = c.ntiles - 1;
 
     if constexpr (OV) {
@@ -505,7 +553,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (NC == 2 ? cwg == 0 : cwg != NC - 1) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
+            if (!final || (NC == 2 ? cwg == 0 : cwg != NC - 1)) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
         }
@@ -535,7 +583,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
             if (early) release(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
-            if (!(cwg == NC - 1 && j == last)) turn_pass<PP, NC>(cwg); // the last group's last pass: nobody would take it
+            if (!(final && cwg == NC - 1 && j == last)) turn_pass<PP, NC>(cwg); // the last group's last pass: nobody would take it
             wgmma_wait<0>();
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
@@ -568,9 +616,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             tma_store_4d(&a.o, smem_u32(c.q) + smem_tile_offset(&c.tq, r0, FMHA_BOX_COLS * cc), FMHA_BOX_COLS * cc,
                          c.q0 + r0, c.h, c.b);
         tma_store_commit();
-        tma_store_wait_read<0>(); // SMEM read: the CTA may exit
+        tma_store_wait_read<0>(); // SMEM read: the CTA may exit (or refill the buffer)
     }
     __syncwarp();
+    if constexpr (PERSIST) {
+        if (lane == 0) mbar_arrive(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + qb)); // the producer may load tile it + 2's Q here
+    }
     if (lane % 4 == 0) {
 #pragma unroll
         for (int hi = 0; hi < 2; hi++)
@@ -578,22 +629,45 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 p.lse[((int64_t)c.b * p.hq + c.h) * p.sq + st.row[hi]] =
                     st.l_i[hi] > 0.0f ? st.m_i[hi] * FMHA_LN2 + logf(st.l_i[hi]) : -INFINITY;
     }
+    } // the CTA's tiles
     // Step 4: teardown: nothing to free
 #else
     (void)a;
 #endif
 }
 
+// --persistent 1 (with the producer group): a grid of min(query tiles, SMs) CTAs, one per SM (the
+// SMEM and registers of one CTA fill an SM), each walking its share of the tiles.
+template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
+static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
+{
+    const uint32_t smem = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bytes;
+    grid3 g = fmha_grid(&p);
+    if constexpr (PERSIST) {
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            sms < 1) {
+            fprintf(stderr, "stage F (sm90): cannot read the number of SMs for --persistent 1\n");
+            return 1;
+        }
+        const int n = fmha_tile_count(&p);
+        g.x = (unsigned)(n < sms ? n : sms);
+        g.y = g.z = 1u;
+    }
+    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
+}
 template <int D, bool WS, bool PP, bool OV, int NC>
 static int launch(const fmha_params &p, const fmha_tma_args &a)
 {
-    const uint32_t smem = fmha_f_smem_layout_make_rows(D, p.pipe.ring, 64 * NC).bytes;
     // D = 256 keeps the run-time fault checks in every run: on the H200 its kernel without them
     // measured 1-2% slower (ptxas schedules the 256-wide loop differently); at D = 64 and 128 the
     // kernel without them is 2-7% faster (notes/stage-f-perf.md).
-    if (D == 256 || p.faults)
-        return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, true>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
-    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, D == 256>, fmha_grid(&p), fmha_f_sm90_threads(WS, NC), smem, a);
+    constexpr bool CHK = D == 256;
+    if constexpr (WS) {
+        if (p.pipe.persistent) return (CHK || p.faults) ? launch_grid<D, WS, PP, OV, NC, true, true>(p, a)
+                                                        : launch_grid<D, WS, PP, OV, NC, CHK, true>(p, a);
+    }
+    return (CHK || p.faults) ? launch_grid<D, WS, PP, OV, NC, true, false>(p, a) : launch_grid<D, WS, PP, OV, NC, CHK, false>(p, a);
 }
 
 // The overlap keeps P_{j-1} (32 registers) and S_j (64) live beside O (D / 2): at D = 256 that is

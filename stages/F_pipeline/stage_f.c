@@ -39,6 +39,8 @@ static int overlap_of(const fmha_opts *o)
     return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
 
+/* --persistent auto: off until it is measured on the H200. */
+static int persistent_of(const fmha_opts *o) { return o->persistent > 0; }
 /* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
 static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
 
@@ -97,6 +99,19 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "registers past D = 128", o->d);
         return 2;
     }
+    if (persistent_of(o) && !(sm90 && o->ws)) {
+        snprintf(err, len, "--persistent=1: the persistent kernel is sm90's with the producer warpgroup (--backend sm90 "
+                 "--ws 1), whose one thread walks the query tiles ahead of the consumers");
+        return 2;
+    }
+    if (persistent_of(o)) {
+        const uint32_t two_q = fmha_f_smem_layout_make_q(o->d, ring, nc == 3 ? 192 : FMHA_BM, 2).bytes;
+        if (two_q > SMEM_OPTIN_MAX_BYTES) {
+            snprintf(err, len, "--persistent=1 --ring=%d --d=%d: two Q buffers and %d K/V slot pairs need %u bytes of SMEM, "
+                     "over the %u-byte opt-in limit", ring, o->d, ring, two_q, SMEM_OPTIN_MAX_BYTES);
+            return 2;
+        }
+    }
     if (!sm90 && overlap && o->d > 128) {
         snprintf(err, len, "--overlap=1 --d=%d: two S buffers, two P buffers and O need 2 x 128 + 2 x 64 + D <= 512 TMEM "
                  "columns, so D <= 128", o->d);
@@ -134,6 +149,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.pingpong = pingpong_of(o);
     ap.p.pipe.overlap = overlap_of(o);
     ap.p.pipe.rows = rows_of(o);
+    ap.p.pipe.persistent = persistent_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -147,10 +163,10 @@ static int run(const fmha_opts *o, stage_result *r)
     if (attn_dump(o, "F", &ap)) rc = 1;
     if (rc == 0 && o->check) attn_check(o, &ap, r);
     const size_t n = strlen(r->detail);
-    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA",
+    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA%s",
              n ? "; " : "", ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM",
              ap.p.pipe.pingpong, o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "",
-             fmha_cta_rows(&ap.p));
+             fmha_cta_rows(&ap.p), ap.p.pipe.persistent ? ", persistent" : "");
     attn_problem_free(&ap);
     return rc;
 }
@@ -179,6 +195,17 @@ static const char *const switch_rows[] = {
     "--d 64 --sq 384 --skv 16384 --causal --hq 1 --hkv 1 --consumers 3 --seed 36",
     "--d 64 --sq 700 --skv 300 --causal --hq 2 --hkv 1 --consumers 3 --seed 37", /* CTAs with no KV tile */
     "--d 64 --sq 300 --skv 100 --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 1 --seed 38", /* one tile */
+    /* the persistent kernel: CTAs walking several query tiles (more tiles than SMs), both Q
+     * buffers, tails, causal with CTAs of no KV tile, GQA, BSHD, every ping-pong / overlap setting,
+     * three consumer groups, one and three ring slots */
+    "--d 128 --b 3 --sq 2500 --skv 2100 --causal --hq 24 --hkv 6 --persistent 1 --seed 41",
+    "--d 128 --b 2 --sq 4200 --skv 777 --hq 20 --hkv 20 --persistent 1 --pingpong 0 --overlap 1 --layout bshd --seed 42",
+    "--d 128 --b 2 --sq 2200 --skv 1500 --causal --hq 40 --hkv 8 --persistent 1 --pingpong 1 --overlap 0 --seed 43",
+    "--d 128 --b 1 --sq 3000 --skv 300 --causal --hq 48 --hkv 4 --persistent 1 --ring 1 --seed 44", /* Sq > Skv */
+    "--d 64 --b 2 --sq 3000 --skv 2049 --causal --hq 32 --hkv 8 --persistent 1 --seed 45",
+    "--d 64 --b 2 --sq 2500 --skv 1000 --hq 32 --hkv 32 --persistent 1 --consumers 2 --ring 3 --seed 46",
+    "--d 64 --b 1 --sq 5000 --skv 5000 --causal --hq 16 --hkv 16 --persistent 1 --consumers 3 --layout bshd --seed 47",
+    "--d 128 --b 1 --sq 100 --skv 5000 --hq 2 --hkv 1 --persistent 1 --seed 48", /* fewer tiles than SMs */
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -253,7 +280,7 @@ const stage_def stage_F = {
     .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = -1,
-                 .overlap = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
+                 .overlap = -1, .persistent = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
                  .warmup = 3},
     .validate = validate,
     .run = run,

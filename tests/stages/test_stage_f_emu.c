@@ -54,6 +54,13 @@ Test(stage_f_emu, program_contract)
                  0, "the third consumer group comes with the producer warpgroup");
     cr_expect_eq(program_exit_code("stage_F", "--consumers 4 2>&1 | tail -n 1 | grep -q '2 (128 query rows a CTA) or 3'"),
                  0);
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --persistent 1 2>&1 | tail -n 1 | grep -q 'sm90'"), 0,
+                 "the persistent kernel is sm90's");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --ws 0 2>&1 | tail -n 1 | grep -q 'ws 1'"), 0,
+                 "the persistent kernel walks the tiles with the producer warpgroup");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
+                                              "'two Q buffers'"),
+                 0, "two Q buffers and a slot pair at D = 256 are over the SMEM limit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps each */
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 14"),

@@ -88,3 +88,31 @@ Test(fmha_core, kv_tiles_cover_every_visible_key_for_each_cta_height)
                     }
                 }
 }
+
+/* fmha_tile_of, the persistent kernel's list of query tiles: tile t is the CTA that fmha_grid
+ * would have launched at linear position t (x fastest), with the same query rows (causal: counted
+ * from the last tile, cta_q0's rule), head and batch; every tile once. */
+Test(fmha_core, tile_list_is_the_grid_in_launch_order)
+{
+    static const int shapes[][5] = {{300, 3, 2, 0, 0}, {2500, 24, 3, 1, 0}, {5000, 16, 1, 1, 192}, {1, 5, 1, 0, 0}, {777, 7, 5, 1, 192}};
+    for (unsigned si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        fmha_params p = {0};
+        p.sq = p.skv = shapes[si][0];
+        p.hq = shapes[si][1];
+        p.b = shapes[si][2];
+        p.causal = shapes[si][3];
+        p.pipe.rows = shapes[si][4];
+        const grid3 g = fmha_grid(&p);
+        const int n = fmha_tile_count(&p), br = fmha_cta_rows(&p);
+        cr_assert_eq(n, (int)(g.x * g.y * g.z));
+        int t = 0;
+        for (unsigned z = 0; z < g.z; z++)
+            for (unsigned y = 0; y < g.y; y++)
+                for (unsigned x = 0; x < g.x; x++, t++) {
+                    const fmha_tile tl = fmha_tile_of(&p, t);
+                    const int q0 = (p.causal ? (int)(g.x - 1 - x) : (int)x) * br;
+                    cr_assert(tl.q0 == q0 && tl.h == (int)y && tl.b == (int)z, "shape %u tile %d: (%d, %d, %d), not (%d, %u, %u)",
+                              si, t, tl.q0, tl.h, tl.b, q0, y, z);
+                }
+    }
+}
