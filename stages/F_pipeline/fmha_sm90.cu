@@ -233,6 +233,15 @@ __device__ __forceinline__ void release(uint32_t bar)
     __syncwarp();
     if (threadIdx.x % 32 == 0) mbar_arrive(bar);
 }
+// The same, made to wait for a value: `after` (a row sum of exponentials, never negative) decides
+// nothing, since !(after < 0) is always true, but the arrive now depends on it, so the compiler
+// computes those exponentials before the arrive, and the P V wait that follows the arrive stays
+// behind them even where register pressure would sink them below it.
+__device__ __forceinline__ void release_after(uint32_t bar, float after)
+{
+    __syncwarp();
+    if (threadIdx.x % 32 == 0 && !(after < 0.0f)) mbar_arrive(bar);
+}
 
 // The consumer's running state: its two rows per thread, the softmax statistics, O, P.
 template <int D>
@@ -541,7 +550,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             // (--ws 0 releases K_j in s_tile: its producing thread refills the slot right there.)
             softmax_max<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha, base);
             softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
-            if (WS && !early) release(c.k_empty(kslot));
+            if (WS && !early) release_after(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
             pv_wait();
             rescale_o<D>(st, alpha);
             softmax_exp<FMHA_F_EXP_BEFORE_PV, FMHA_BN / 2>(s, base, scale_log2, st.l_i);
