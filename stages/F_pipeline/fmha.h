@@ -88,6 +88,11 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
  * mbarriers (and sm100's TMEM address slot). */
 enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX,
        FMHA_F_SMEM_Q1 = FMHA_F_SMEM_V + FMHA_RING_MAX };
+#ifdef __cplusplus
+static_assert(FMHA_F_SMEM_Q1 < SMEM_MAX_TILES, "the second Q buffer needs a tile of its own in smem_layout");
+#else
+_Static_assert(FMHA_F_SMEM_Q1 < SMEM_MAX_TILES, "the second Q buffer needs a tile of its own in smem_layout");
+#endif
 
 FMHA_HD smem_layout fmha_f_smem_layout_make_q(int d, int ring, int rows, int qbufs)
 {

@@ -562,9 +562,14 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
+            if (PERSIST && early) release(c.v_empty(vs.slot)); // FG23
             if (!final || (NC == 2 ? cwg == 0 : cwg != NC - 1)) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
+            if constexpr (PERSIST) { // the ring runs on into the next tile: this V slot is free, and read
+                if (!early) release(c.v_empty(vs.slot));
+                fmha_f_ring_advance(&vs, p.faults);
+            }
         }
     } else {
         for (int j = 0; j < c.ntiles; j++) {
@@ -653,9 +658,11 @@ static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
     const uint32_t smem = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bytes;
     grid3 g = fmha_grid(&p);
     if constexpr (PERSIST) {
-        int dev = 0, sms = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            sms < 1) {
+        static int sms = 0; // read once: a launch inside a timed loop should not pay for it
+        int dev = 0;
+        if (sms < 1 && (cudaGetDevice(&dev) != cudaSuccess ||
+                        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)) {
+            sms = 0;
             fprintf(stderr, "stage F (sm90): cannot read the number of SMs for --persistent 1\n");
             return 1;
         }
