@@ -47,6 +47,8 @@ typedef struct {
         int ws, pingpong, overlap;
         int rows;              /* query rows per CTA: 0 = FMHA_BM; sm90's three consumer groups 192 */
         int persistent;        /* sm90: a grid of at most one CTA per SM, each walking query tiles */
+        unsigned *tile_counter; /* --persistent: the tile scheduler's counter (device), never reset: */
+        unsigned tile_base;     /* this launch's tiles are counter values tile_base .. + tiles - 1 */
     } pipe;
 } fmha_params;
 

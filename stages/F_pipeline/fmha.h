@@ -33,10 +33,13 @@ enum {
 };
 
 /* sm90 --persistent 1 adds its own after the ring's: the second Q buffer's full barrier and both
- * buffers' empty barriers (the consumer warps arrive once their tile's O has left the buffer). */
+ * buffers' empty barriers (the consumer warps arrive once their tile's O has left the buffer);
+ * then two 8-byte words that are no barriers: the tile index the producer loaded into each Q
+ * buffer (-1: no tile left), written before the buffer's full barrier is armed. */
 enum {
     FMHA_F_BAR_SM90_Q1_FULL = FMHA_RING_BARS,
-    FMHA_F_BAR_SM90_Q_EMPTY = FMHA_RING_BARS + 1 /* + buffer */
+    FMHA_F_BAR_SM90_Q_EMPTY = FMHA_RING_BARS + 1, /* + buffer */
+    FMHA_F_SM90_TILE_WORD = FMHA_RING_BARS + 3    /* + buffer */
 };
 
 /* sm90: warpgroup 0 is the producer when ws = 1 (one thread issues the TMA copies, the group

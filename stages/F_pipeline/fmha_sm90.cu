@@ -121,23 +121,34 @@ __device__ __forceinline__ int cta_q0(const fmha_params &p)
     return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * (64 * NC);
 }
 
-// The query tiles a CTA computes: one, from blockIdx (cta_q0), or with --persistent 1 tiles
-// blockIdx.x, + gridDim.x, ... of fmha_tile_of's list, in the order the GPU would start them.
-template <int NC, bool PERSIST>
-__device__ __forceinline__ int cta_tiles(const fmha_params &p)
+// The query tile a one-tile CTA computes, from blockIdx (cta_q0).
+template <int NC>
+__device__ __forceinline__ fmha_tile cta_tile(const fmha_params &p)
 {
-    return PERSIST ? fmha_tile_count(&p) : 1;
-}
-template <int NC, bool PERSIST>
-__device__ __forceinline__ fmha_tile cta_tile(const fmha_params &p, int t)
-{
-    if constexpr (PERSIST) return fmha_tile_of(&p, t);
     fmha_tile r;
     r.q0 = cta_q0<NC>(p); r.h = blockIdx.y; r.b = blockIdx.z;
     return r;
 }
-template <bool PERSIST> __device__ __forceinline__ int cta_first_tile() { return PERSIST ? (int)blockIdx.x : 0; }
-template <bool PERSIST> __device__ __forceinline__ int cta_tile_stride() { return PERSIST ? (int)gridDim.x : 1; }
+
+// --persistent 1: the tile scheduler. The producer thread takes the next tile of fmha_tile_of's
+// list (the order the GPU would start the one-tile CTAs: a head's query tiles together, longest
+// first with causal) from one counter the whole grid shares, so a CTA that drew short tiles
+// simply draws more. The counter is never reset: each launch's tiles are tile_base + 0 .. n - 1,
+// and every CTA ends on one draw past them, so the host moves tile_base by n + grid per launch.
+__device__ __forceinline__ int next_tile(const fmha_params &p)
+{
+    return (int)(atomicAdd(p.pipe.tile_counter, 1u) - p.pipe.tile_base);
+}
+__device__ __forceinline__ void put_tile_word(uint32_t word, int t)
+{
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(word), "r"(t) : "memory");
+}
+__device__ __forceinline__ int get_tile_word(uint32_t word)
+{
+    int t;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(word) : "memory");
+    return t;
+}
 
 // The producer's view of the CTA: the ring's SMEM and barriers and where its tiles come from;
 // little enough to live in the producer group's 40 registers (the whole fmha_params would not).
@@ -206,15 +217,27 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
     const fmha_params &p = a.p;
     const smem_layout L = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
-    const int n = cta_tiles<NC, PERSIST>(p);
-    int it = 0;
-    for (int t = cta_first_tile<PERSIST>(); t < n; t += cta_tile_stride<PERSIST>(), it++) {
-        const fmha_tile tl = cta_tile<NC, PERSIST>(p, t);
-        const ring_ctx<D> c = make_ring_ctx<D, NC, FAULTS, PERSIST>(a, p, smem, tl.h, tl.b);
+    const int n = fmha_tile_count(&p);
+    for (int it = 0;; it++) {
         const int qb = PERSIST ? (it & 1) : 0;
+        const uint32_t bar0 = smem_u32(smem + L.bars);
         if (PERSIST && it >= 2) // the buffer's previous tile (it - 2) released by every consumer warp
-            mbar_wait_budget_sleep(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + qb), (uint32_t)((it >> 1) - 1) & 1u, c.wd, SITE_Q_EMPTY,
-                                   c.probes);
+            mbar_wait_budget_sleep(bar0 + 8u * (FMHA_F_BAR_SM90_Q_EMPTY + qb), (uint32_t)((it >> 1) - 1) & 1u, p.wd,
+                                   SITE_Q_EMPTY, FAULTS && p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES);
+        fmha_tile tl;
+        if constexpr (PERSIST) {
+            const int t = next_tile(p);
+            const uint32_t word = bar0 + 8u * (FMHA_F_SM90_TILE_WORD + qb);
+            put_tile_word(word, t < n ? t : -1); // published by the full barrier's arrive below
+            if (t >= n) { // no tile left: the consumers wake on the buffer, read -1 and finish
+                mbar_arrive(bar0 + 8u * (qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL));
+                return;
+            }
+            tl = fmha_tile_of(&p, t);
+        } else {
+            tl = cta_tile<NC>(p);
+        }
+        const ring_ctx<D> c = make_ring_ctx<D, NC, FAULTS, PERSIST>(a, p, smem, tl.h, tl.b);
         const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
         mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC)); // one box of 64 * NC rows a column block
         tma_load_tile<D>(smem_u32(smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q]), fmha_q_tile_rows(D, 64 * NC), &a.q,
@@ -224,6 +247,7 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
             produce<D, true>(c, pk, j, false);
             produce<D, true>(c, pv, j, true);
         }
+        if constexpr (!PERSIST) return;
     }
 }
 
@@ -443,26 +467,33 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring (on across tiles)
     uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
 
-    // The CTA's query tiles (one without --persistent). The ping-pong's turn runs on from one tile
-    // to the next; only the last tile that has a KV tile ends it (the last group's last window then
-    // hands over to nobody), and group 0 takes the first turn if any tile has one.
-    const int ncta = cta_tiles<NC, PERSIST>(p);
-    int last_work = -1;
-    for (int tt = cta_first_tile<PERSIST>(); tt < ncta; tt += cta_tile_stride<PERSIST>())
-        if (fmha_kv_tiles_rows(&p, cta_tile<NC, PERSIST>(p, tt).q0, 64 * NC) > 0) last_work = tt;
+    // The CTA's query tiles: one, or (--persistent 1) those the producer drew, each announced in
+    // its Q buffer's tile word. The ping-pong needs to know in advance whether the tile has KV
+    // tiles (the last group's last window then hands over to nobody); the persistent kernel runs
+    // without it (stage_f.c), since nobody knows which drawn tile is a CTA's last.
+    static_assert(!PERSIST || (WS && !PP), "the persistent kernel: the producer group draws tiles, no ping-pong");
+    const bool has_work = fmha_kv_tiles_rows(&p, cta_tile<NC>(p).q0, 64 * NC) > 0; // one-tile CTAs
     if constexpr (PP) {
-        if (cwg == NC - 1 && last_work >= 0) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
+        if (cwg == NC - 1 && has_work) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
-    int it = 0;
-    for (int tt = cta_first_tile<PERSIST>(); tt < ncta; tt += cta_tile_stride<PERSIST>(), it++) {
-    const fmha_tile tl = cta_tile<NC, PERSIST>(p, tt);
+    for (int it = 0;; it++) {
     const int qb = PERSIST ? (it & 1) : 0;  // the Q buffer of this tile
-    const bool final = tt == last_work;      // the CTA's last tile with a KV tile
+    const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
+    fmha_tile tl;
+    if constexpr (PERSIST) { // buffer qb's (it / 2)-th fill, and the tile it holds
+        mbar_wait_budget(q_full, (uint32_t)(it >> 1) & 1u, p.wd, SITE_Q_FULL, c.probes);
+        __syncwarp();
+        const int tt = get_tile_word(c.bar(FMHA_F_SM90_TILE_WORD + qb));
+        if (tt < 0) break; // no tile left
+        tl = fmha_tile_of(&p, tt);
+    } else {
+        tl = cta_tile<NC>(p);
+    }
+    const bool final = !PERSIST && has_work; // the CTA's last tile with a KV tile (ping-pong only)
     c.q = smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q];
     c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
     c.q0 = tl.q0; c.h = tl.h; c.b = tl.b;
     c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
-    const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
     int next_k = 0, next_v = 0; // ws 0's producing thread: its next tiles
     if (producer) {
         rc = make_ring_ctx<D, NC, FAULTS, false>(a, p, smem, c.h, c.b);
@@ -473,9 +504,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             produce<D, false>(rc, pv, next_v, true);
         }
     }
-    // also before the epilogue reuses Q for O; buffer qb's (it / 2)-th fill
-    mbar_wait_budget(q_full, (uint32_t)(it >> 1) & 1u, p.wd, SITE_Q_FULL, c.probes);
-    __syncwarp();
+    if constexpr (!PERSIST) { // also before the epilogue reuses Q for O
+        mbar_wait_budget(q_full, 0u, p.wd, SITE_Q_FULL, c.probes);
+        __syncwarp();
+    }
 
     consumer_state<D> st;
     {
@@ -643,6 +675,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 p.lse[((int64_t)c.b * p.hq + c.h) * p.sq + st.row[hi]] =
                     st.l_i[hi] > 0.0f ? st.m_i[hi] * FMHA_LN2 + logf(st.l_i[hi]) : -INFINITY;
     }
+    if constexpr (!PERSIST) break;
     } // the CTA's tiles
     // Step 4: teardown: nothing to free
 #else
@@ -651,14 +684,18 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 }
 
 // --persistent 1 (with the producer group): a grid of min(query tiles, SMs) CTAs, one per SM (the
-// SMEM and registers of one CTA fill an SM), each walking its share of the tiles.
+// SMEM and registers of one CTA fill an SM), drawing tiles from the scheduler's counter until none
+// is left. The counter is allocated once and never reset (next_tile): each launch starts where
+// the last one's draws ended, so no memset precedes a timed launch.
 template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
 static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
 {
     const uint32_t smem = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bytes;
     grid3 g = fmha_grid(&p);
     if constexpr (PERSIST) {
-        static int sms = 0; // read once: a launch inside a timed loop should not pay for it
+        static int sms = 0;                  // read once: a launch inside a timed loop should not pay for it
+        static unsigned *counter = nullptr;  // the scheduler's counter, for the life of the process
+        static unsigned next_base = 0;       // where the next launch's draws start
         int dev = 0;
         if (sms < 1 && (cudaGetDevice(&dev) != cudaSuccess ||
                         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)) {
@@ -666,9 +703,18 @@ static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
             fprintf(stderr, "stage F (sm90): cannot read the number of SMs for --persistent 1\n");
             return 1;
         }
+        if (!counter) {
+            CUDA_CHECK(cudaMalloc(&counter, sizeof *counter));
+            CUDA_CHECK(cudaMemset(counter, 0, sizeof *counter));
+        }
         const int n = fmha_tile_count(&p);
         g.x = (unsigned)(n < sms ? n : sms);
         g.y = g.z = 1u;
+        fmha_tma_args a2 = a;
+        a2.p.pipe.tile_counter = counter;
+        a2.p.pipe.tile_base = next_base;
+        next_base += (unsigned)n + g.x; // n tiles drawn, and one draw past them by every CTA
+        return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
     }
     return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
 }
@@ -679,7 +725,7 @@ static int launch(const fmha_params &p, const fmha_tma_args &a)
     // measured 1-2% slower (ptxas schedules the 256-wide loop differently); at D = 64 and 128 the
     // kernel without them is 2-7% faster (notes/stage-f-perf.md).
     constexpr bool CHK = D == 256;
-    if constexpr (WS) {
+    if constexpr (WS && !PP) { // stage_f.c refuses --persistent with the ping-pong
         if (p.pipe.persistent) return (CHK || p.faults) ? launch_grid<D, WS, PP, OV, NC, true, true>(p, a)
                                                         : launch_grid<D, WS, PP, OV, NC, CHK, true>(p, a);
     }

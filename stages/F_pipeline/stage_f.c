@@ -30,17 +30,18 @@ static int consumers_of(const fmha_opts *o)
  * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong with two consumer groups,
  * the overlap wherever its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap
  * stays off by default, unmeasured on hardware. */
+/* --persistent auto: off until it is measured on the H200. */
+static int persistent_of(const fmha_opts *o) { return o->persistent > 0; }
+/* (the ping-pong stays off with --persistent 1: see the rule in validate) */
 static int pingpong_of(const fmha_opts *o)
 {
-    return o->pingpong >= 0 ? o->pingpong : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2);
+    return o->pingpong >= 0 ? o->pingpong
+                            : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2 && !persistent_of(o));
 }
 static int overlap_of(const fmha_opts *o)
 {
     return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
-
-/* --persistent auto: off until it is measured on the H200. */
-static int persistent_of(const fmha_opts *o) { return o->persistent > 0; }
 /* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
 static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
 
@@ -102,6 +103,12 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
     if (persistent_of(o) && !(sm90 && o->ws)) {
         snprintf(err, len, "--persistent=1: the persistent kernel is sm90's with the producer warpgroup (--backend sm90 "
                  "--ws 1), whose one thread walks the query tiles ahead of the consumers");
+        return 2;
+    }
+    if (persistent_of(o) && pingpong_of(o)) {
+        snprintf(err, len, "--persistent=1 --pingpong=1: the persistent kernel's tiles are drawn as CTAs ask for them, so "
+                 "no consumer group knows in advance which is its CTA's last, where the ping-pong's turn must stop "
+                 "(--pingpong 0)");
         return 2;
     }
     if (persistent_of(o)) {
@@ -195,12 +202,12 @@ static const char *const switch_rows[] = {
     "--d 64 --sq 384 --skv 16384 --causal --hq 1 --hkv 1 --consumers 3 --seed 36",
     "--d 64 --sq 700 --skv 300 --causal --hq 2 --hkv 1 --consumers 3 --seed 37", /* CTAs with no KV tile */
     "--d 64 --sq 300 --skv 100 --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 1 --seed 38", /* one tile */
-    /* the persistent kernel: CTAs walking several query tiles (more tiles than SMs), both Q
-     * buffers, tails, causal with CTAs of no KV tile, GQA, BSHD, every ping-pong / overlap setting,
-     * three consumer groups, one and three ring slots */
+    /* the persistent kernel: CTAs drawing several query tiles (more tiles than SMs), both Q
+     * buffers, tails, causal with CTAs of no KV tile, GQA, BSHD, the overlap on and off (no
+     * ping-pong), three consumer groups, one and three ring slots */
     "--d 128 --b 3 --sq 2500 --skv 2100 --causal --hq 24 --hkv 6 --persistent 1 --seed 41",
     "--d 128 --b 2 --sq 4200 --skv 777 --hq 20 --hkv 20 --persistent 1 --pingpong 0 --overlap 1 --layout bshd --seed 42",
-    "--d 128 --b 2 --sq 2200 --skv 1500 --causal --hq 40 --hkv 8 --persistent 1 --pingpong 1 --overlap 0 --seed 43",
+    "--d 128 --b 2 --sq 2200 --skv 1500 --causal --hq 40 --hkv 8 --persistent 1 --pingpong 0 --overlap 0 --seed 43",
     "--d 128 --b 1 --sq 3000 --skv 300 --causal --hq 48 --hkv 4 --persistent 1 --ring 1 --seed 44", /* Sq > Skv */
     "--d 64 --b 2 --sq 3000 --skv 2049 --causal --hq 32 --hkv 8 --persistent 1 --seed 45",
     "--d 64 --b 2 --sq 2500 --skv 1000 --hq 32 --hkv 32 --persistent 1 --consumers 2 --ring 3 --seed 46",

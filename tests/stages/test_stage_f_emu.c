@@ -56,6 +56,8 @@ Test(stage_f_emu, program_contract)
                  0);
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --persistent 1 2>&1 | tail -n 1 | grep -q 'sm90'"), 0,
                  "the persistent kernel is sm90's");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --pingpong 1 2>&1 | tail -n 1 | grep -q "
+                                              "'pingpong 0'"), 0, "the persistent kernel runs without the ping-pong");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --ws 0 2>&1 | tail -n 1 | grep -q 'ws 1'"), 0,
                  "the persistent kernel walks the tiles with the producer warpgroup");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
