@@ -150,9 +150,9 @@ FMHA_HD grid3 fmha_grid(const fmha_params *p)
 }
 
 /* The query tiles of fmha_grid as one list: tile t = x + X (y + Y z) of the grid's (x, y, z), the
- * order in which the GPU starts the CTAs of that grid. A persistent kernel walks this list with a
- * stride of its own grid, so its tiles run in the same order: the query tiles of one head next to
- * each other (their K and V stay in L2), and with causal the longest of each head first. */
+ * order in which the GPU starts the CTAs of that grid. A persistent kernel's CTAs draw from this
+ * list in turn (a shared counter), so its tiles run in the same order: the query tiles of one head
+ * next to each other (their K and V stay in L2), and with causal the longest of each head first. */
 typedef struct {
     int q0, h, b; /* the tile's first query row, its head and batch */
 } fmha_tile;

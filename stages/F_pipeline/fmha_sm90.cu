@@ -227,9 +227,11 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
         fmha_tile tl;
         if constexpr (PERSIST) {
             const int t = next_tile(p);
+            const bool none = (unsigned)t >= (unsigned)n; // past the list (or, with a counter that
+                                                         // fell behind its base, before it): no tile
             const uint32_t word = bar0 + 8u * (FMHA_F_SM90_TILE_WORD + qb);
-            put_tile_word(word, t < n ? t : -1); // published by the full barrier's arrive below
-            if (t >= n) { // no tile left: the consumers wake on the buffer, read -1 and finish
+            put_tile_word(word, none ? -1 : t); // published by the full barrier's arrive below
+            if (none) { // no tile left: the consumers wake on the buffer, read -1 and finish
                 mbar_arrive(bar0 + 8u * (qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL));
                 return;
             }
@@ -710,11 +712,14 @@ static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
         const int n = fmha_tile_count(&p);
         g.x = (unsigned)(n < sms ? n : sms);
         g.y = g.z = 1u;
+        // The arithmetic assumes launches run one after another on one device, each to its end
+        // (the default stream; no CUDA graph replays a captured base).
         fmha_tma_args a2 = a;
         a2.p.pipe.tile_counter = counter;
         a2.p.pipe.tile_base = next_base;
-        next_base += (unsigned)n + g.x; // n tiles drawn, and one draw past them by every CTA
-        return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
+        const int rc = launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
+        if (rc == 0) next_base += (unsigned)n + g.x; // n tiles drawn, and one draw past them by every CTA
+        return rc;
     }
     return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
 }
