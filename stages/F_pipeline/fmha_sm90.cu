@@ -485,7 +485,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     if constexpr (PERSIST) { // buffer qb's (it / 2)-th fill, and the tile it holds
         mbar_wait_budget(q_full, (uint32_t)(it >> 1) & 1u, p.wd, SITE_Q_FULL, c.probes);
         __syncwarp();
-        const int tt = get_tile_word(c.bar(FMHA_F_SM90_TILE_WORD + qb));
+        // Lane 0 reads the word and hands it to its warp: the one thread that reads it is the one
+        // that later releases the buffer on its empty barrier, so the producer's next write is
+        // ordered after every read by that arrive (racecheck does not carry the other lanes'
+        // reads through lane 0's arrive, and reported all 32 as racing with the write).
+        int tt = lane == 0 ? get_tile_word(c.bar(FMHA_F_SM90_TILE_WORD + qb)) : 0;
+        tt = __shfl_sync(0xFFFFFFFFu, tt, 0);
         if (tt < 0) break; // no tile left
         tl = fmha_tile_of(&p, tt);
     } else {

@@ -15,24 +15,52 @@
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
 
+/* Short rows: a 128-row query tile sees fewer than FMHA_F_SHORT_KV_TILES KV tiles on average (the
+ * causal mask counted: fmha_kv_tiles_rows), so each CTA's fixed costs (Q's load, the first K's
+ * latency, the epilogue, the diagonal tiles) weigh heavily. On the H200 (notes/stage-f-perf.md,
+ * the switch sweep): at 8.5 and 16.5 tiles (causal S 2k and 4k) the persistent kernel with two
+ * consumer groups gained 11% and 4.5% at D 64, at 16 (S 2k) the persistent kernel 1.4-2.3% at D 128;
+ * at 32 (S 4k, causal S 8k) both lost 1-6%. */
+#define FMHA_F_SHORT_KV_TILES 24
+static int short_rows(const fmha_opts *o)
+{
+    fmha_params p;
+    memset(&p, 0, sizeof p);
+    p.sq = o->sq, p.skv = o->skv, p.causal = o->causal;
+    const int nq = (o->sq + FMHA_BM - 1) / FMHA_BM;
+    long tiles = 0;
+    for (int q = 0; q < nq; q++) tiles += fmha_kv_tiles_rows(&p, q * FMHA_BM, FMHA_BM);
+    return nq > 0 && tiles < (long)FMHA_F_SHORT_KV_TILES * nq;
+}
+
 /* --consumers auto: three consumer groups (a 192-row query tile) on sm90 with the producer warpgroup
  * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three the ping-pong is
  * off (three warps per scheduler take turns without it) and the overlap on: D64 S8k on the H200
  * (notes/stage-f-perf.md), 2.03 ms with three groups and the overlap, 2.23 ms with three alone,
- * 2.46 ms with two groups, ping-pong and overlap. */
+ * 2.46 ms with two groups, ping-pong and overlap. Causal short rows take two: a 192-row tile
+ * crosses the diagonal over three KV tiles, a 128-row one over two (D64 causal S 2k: 0.446 ms with
+ * three groups, 0.429 with two and the ping-pong, 0.401 with two and the persistent kernel). */
 static int consumers_of(const fmha_opts *o)
 {
     if (o->consumers) return o->consumers;
-    return o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_THREE_OK(o->d) ? 3 : 2;
+    return o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_THREE_OK(o->d) && !(o->causal && short_rows(o)) ? 3 : 2;
+}
+
+/* --persistent auto: on for short rows on sm90 with the producer warpgroup, where two Q buffers fit
+ * the SMEM and the ping-pong is not asked for (the persistent kernel runs without it). */
+static int persistent_of(const fmha_opts *o)
+{
+    if (o->persistent >= 0) return o->persistent > 0;
+    if (o->backend != BACKEND_SM90 || !o->ws || o->pingpong == 1 || !short_rows(o)) return 0;
+    const int rows = consumers_of(o) == 3 ? 192 : FMHA_BM;
+    return fmha_f_smem_layout_make_q(o->d, ring_of(o), rows, 2).bytes <= SMEM_OPTIN_MAX_BYTES;
 }
 
 /* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
- * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong with two consumer groups,
- * the overlap wherever its registers fit (D <= 128). The sm100 flow has no ping-pong; its overlap
- * stays off by default, unmeasured on hardware. */
-/* --persistent auto: off until it is measured on the H200. */
-static int persistent_of(const fmha_opts *o) { return o->persistent > 0; }
-/* (the ping-pong stays off with --persistent 1: see the rule in validate) */
+ * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong with two consumer groups
+ * (not with the persistent kernel: see the rule in validate), the overlap wherever its registers
+ * fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default, unmeasured on
+ * hardware. */
 static int pingpong_of(const fmha_opts *o)
 {
     return o->pingpong >= 0 ? o->pingpong
@@ -173,7 +201,8 @@ static int run(const fmha_opts *o, stage_result *r)
     snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA%s",
              n ? "; " : "", ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM",
              ap.p.pipe.pingpong, o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "",
-             fmha_cta_rows(&ap.p), ap.p.pipe.persistent ? ", persistent" : "");
+             fmha_cta_rows(&ap.p),
+             ap.p.pipe.persistent ? (o->persistent < 0 ? ", persistent (auto: short rows)" : ", persistent") : "");
     attn_problem_free(&ap);
     return rc;
 }
