@@ -8,6 +8,7 @@
 #define FMHA_STAGE_F_FMHA_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "attn/fmha_core.h"
 #include "attn/fmha_tma.h"
@@ -113,6 +114,21 @@ FMHA_HD smem_layout fmha_f_smem_layout_make_rows(int d, int ring, int rows)
 }
 /* The layout at FMHA_BM query rows (sm100, emu, sm90 with two consumer groups). */
 FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring) { return fmha_f_smem_layout_make_rows(d, ring, FMHA_BM); }
+
+/* Short rows: a query tile of FMHA_BM rows sees fewer than FMHA_F_SHORT_KV_TILES KV tiles on
+ * average (the causal mask counted, as fmha_kv_tiles_rows counts them). --persistent auto and
+ * --consumers auto use it (stage_f.c says what the H200 measured either side of 24). */
+#define FMHA_F_SHORT_KV_TILES 24
+FMHA_HD int fmha_f_short_rows(int sq, int skv, int causal)
+{
+    fmha_params p;
+    memset(&p, 0, sizeof p);
+    p.sq = sq, p.skv = skv, p.causal = causal;
+    const int nq = (sq + FMHA_BM - 1) / FMHA_BM;
+    long tiles = 0;
+    for (int q = 0; q < nq; q++) tiles += fmha_kv_tiles_rows(&p, q * FMHA_BM, FMHA_BM);
+    return nq > 0 && tiles < (long)FMHA_F_SHORT_KV_TILES * nq;
+}
 
 /* --ring auto: the deepest ring of 1..2 slots whose SMEM fits (D = 256: 1; a third slot is a
  * switch to measure, not the default). */

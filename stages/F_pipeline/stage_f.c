@@ -15,23 +15,13 @@
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
 
-/* Short rows: a 128-row query tile sees fewer than FMHA_F_SHORT_KV_TILES KV tiles on average (the
- * causal mask counted: fmha_kv_tiles_rows), so each CTA's fixed costs (Q's load, the first K's
+/* Short rows (fmha_f_short_rows): a 128-row query tile sees fewer than FMHA_F_SHORT_KV_TILES KV
+ * tiles on average, so each CTA's fixed costs (Q's load, the first K's
  * latency, the epilogue, the diagonal tiles) weigh heavily. On the H200 (notes/stage-f-perf.md,
  * the switch sweep): at 8.5 and 16.5 tiles (causal S 2k and 4k) the persistent kernel with two
  * consumer groups gained 11% and 4.5% at D 64, at 16 (S 2k) the persistent kernel 1.4-2.3% at D 128;
  * at 32 (S 4k, causal S 8k) both lost 1-6%. */
-#define FMHA_F_SHORT_KV_TILES 24
-static int short_rows(const fmha_opts *o)
-{
-    fmha_params p;
-    memset(&p, 0, sizeof p);
-    p.sq = o->sq, p.skv = o->skv, p.causal = o->causal;
-    const int nq = (o->sq + FMHA_BM - 1) / FMHA_BM;
-    long tiles = 0;
-    for (int q = 0; q < nq; q++) tiles += fmha_kv_tiles_rows(&p, q * FMHA_BM, FMHA_BM);
-    return nq > 0 && tiles < (long)FMHA_F_SHORT_KV_TILES * nq;
-}
+static int short_rows(const fmha_opts *o) { return fmha_f_short_rows(o->sq, o->skv, o->causal); }
 
 /* --consumers auto: three consumer groups (a 192-row query tile) on sm90 with the producer warpgroup
  * wherever their registers hold S, P and O (D <= 64), two elsewhere. With three the ping-pong is
@@ -213,20 +203,21 @@ static const char *const switch_rows[] = {
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 1 --ws 0 --pingpong 0 --overlap 0 --seed 21",
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 0 --pingpong 0 --overlap 0 --seed 22",
     "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 0 --pingpong 0 --overlap 0 --seed 23",
-    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 1 --pingpong 0 --overlap 0 --seed 24",
-    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 1 --pingpong 0 --overlap 0 --seed 25",
-    "--d 64 --sq 257 --skv 700 --hq 2 --hkv 2 --ring 3 --ws 1 --pingpong 0 --overlap 0 --consumers 2 --layout bshd --seed 26",
-    "--d 64 --sq 300 --skv 1025 --causal --hq 4 --hkv 2 --consumers 2 --seed 39", /* auto's choice before three */
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 2 --ws 1 --pingpong 0 --overlap 0 --persistent 0 --seed 24",
+    "--d 128 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --ring 3 --ws 1 --pingpong 0 --overlap 0 --persistent 0 --seed 25",
+    "--d 64 --sq 257 --skv 700 --hq 2 --hkv 2 --ring 3 --ws 1 --pingpong 0 --overlap 0 --consumers 2 --layout bshd --persistent 0 --seed 26",
+    "--d 64 --sq 300 --skv 1025 --causal --hq 4 --hkv 2 --consumers 2 --persistent 0 --seed 39", /* two groups on the one-tile kernel */
     "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --ring 1 --ws 1 --pingpong 0 --overlap 0 --seed 27",
     "--d 128 --sq 128 --skv 16384 --hq 1 --hkv 1 --seed 28",
     "--d 128 --sq 256 --skv 32768 --causal --hq 1 --hkv 1 --seed 29",
     "--d 64 --sq 1 --skv 16384 --hq 8 --hkv 1 --seed 30",
     /* three consumer groups (192 query rows a CTA): tails of the 192-row tile, causal, GQA, BSHD,
-     * every ping-pong and overlap setting, a long sequence */
+     * every ping-pong and overlap setting, a long sequence (short rows with the ping-pong off take
+     * the persistent kernel by default: --persistent 0 keeps the one-tile kernel in the table) */
     "--d 64 --sq 193 --skv 700 --hq 2 --hkv 1 --consumers 3 --seed 31",
-    "--d 64 --sq 400 --skv 1025 --causal --hq 4 --hkv 2 --consumers 3 --pingpong 0 --overlap 0 --seed 32",
+    "--d 64 --sq 400 --skv 1025 --causal --hq 4 --hkv 2 --consumers 3 --pingpong 0 --overlap 0 --persistent 0 --seed 32",
     "--d 64 --sq 191 --skv 513 --causal --hq 2 --hkv 2 --consumers 3 --pingpong 1 --overlap 0 --layout bshd --seed 33",
-    "--d 64 --sq 577 --skv 300 --hq 3 --hkv 1 --consumers 3 --pingpong 0 --overlap 1 --ring 3 --seed 34",
+    "--d 64 --sq 577 --skv 300 --hq 3 --hkv 1 --consumers 3 --pingpong 0 --overlap 1 --ring 3 --persistent 0 --seed 34",
     "--d 64 --sq 1 --skv 129 --hq 2 --hkv 2 --consumers 3 --seed 35",
     "--d 64 --sq 384 --skv 16384 --causal --hq 1 --hkv 1 --consumers 3 --seed 36",
     "--d 64 --sq 700 --skv 300 --causal --hq 2 --hkv 1 --consumers 3 --seed 37", /* CTAs with no KV tile */

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include "attn/fmha_core.h"
+#include "stages/F_pipeline/fmha.h"
 
 static int brute_unmasked(const fmha_params *p, int r0, int rows, int kv0)
 {
@@ -115,4 +116,23 @@ Test(fmha_core, tile_list_is_the_grid_in_launch_order)
                               si, t, tl.q0, tl.h, tl.b, q0, y, z);
                 }
     }
+}
+
+/* Stage F's short rows (--persistent auto, --consumers auto): fewer than 24 KV tiles of 128 keys a
+ * 128-row query tile on average. Counted by hand: causal S = 2048 has 16 query tiles seeing 1..16
+ * tiles (8.5 on average), S = 4096 1..32 (16.5), S = 8192 1..64 (32.5); non-causal Skv / 128
+ * rounded up. */
+Test(fmha_core, short_rows_average_kv_tiles)
+{
+    cr_expect(fmha_f_short_rows(2048, 2048, 1), "causal S 2k: 8.5 tiles");
+    cr_expect(fmha_f_short_rows(4096, 4096, 1), "causal S 4k: 16.5 tiles");
+    cr_expect(!fmha_f_short_rows(8192, 8192, 1), "causal S 8k: 32.5 tiles");
+    cr_expect(fmha_f_short_rows(2048, 2048, 0), "S 2k: 16 tiles");
+    cr_expect(fmha_f_short_rows(100, 2944, 0), "Skv 2944: 23 tiles");
+    cr_expect(!fmha_f_short_rows(100, 2945, 0), "Skv 2945: 24 tiles (23 and a tail)");
+    cr_expect(!fmha_f_short_rows(4096, 4096, 0), "S 4k: 32 tiles");
+    /* causal, bottom-right aligned, Sq < Skv: the 128 rows see the last 128 keys and 5952 before them */
+    cr_expect(!fmha_f_short_rows(128, 6080, 1), "one query tile seeing 6080 keys: 48 tiles");
+    cr_expect(fmha_f_short_rows(128, 2944, 1), "one query tile seeing 2944 keys: 23 tiles");
+    cr_expect(!fmha_f_short_rows(0, 2048, 0), "no query rows: nothing to persist");
 }
