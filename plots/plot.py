@@ -47,6 +47,7 @@ STAGES = ["A", "B", "C", "D", "E", "F"]
 FAMILY = {"A": "gemm", "B": "gemm", "C": "attn", "D": "decode", "E": "attn", "F": "attn"}
 KIND = {"A": "GEMM", "B": "GEMM pair", "C": "attention", "D": "decode", "E": "attention", "F": "attention"}
 REF = {"b": 2, "hq": 16, "s": 8192, "d": 128}          # FA3 protocol, D = 128, S = 8k
+SHORT_ROWS = {"b": 8, "hq": 32, "s": 2048, "d": 64}  # FA3 protocol, D = 64, S = 2k, causal: short rows
 LLAMA = {"b": 1, "hq": 64, "hkv": 8, "d": 128}
 TABLE_LLAMA_S = 8192
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
@@ -173,6 +174,12 @@ def shape_text(r):
 def is_ref(r, causal):
     return (shape_family(r) == "fa3" and r["d"] == REF["d"] and r["sq"] == REF["s"] and r["b"] == REF["b"]
             and (r["causal"] or 0) == causal)
+
+
+def is_short_causal(r):
+    """The short causal rows of stage F's second ablation panel (D = 64, S = 2k, causal)."""
+    return (shape_family(r) == "fa3" and r["d"] == SHORT_ROWS["d"] and r["sq"] == SHORT_ROWS["s"]
+            and r["b"] == SHORT_ROWS["b"] and (r["causal"] or 0) == 1)
 
 
 def is_llama_ref(r, causal):
@@ -566,21 +573,27 @@ def update_readme(readme, table, img_rel, extra_rel):
 
 def ablation_label(r):
     """'ring 2, ws 1, pp 1, ov 0' from the note 'switches: --ring 2 --ws 1 --pingpong 1 --overlap 0'."""
-    m = dict(re.findall(r"--(ring|ws|pingpong|overlap) (\S+)", r.get("note") or ""))
-    short = (("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"))
+    m = dict(re.findall(r"--(ring|ws|pingpong|overlap|consumers|persistent) (\S+)", r.get("note") or ""))
+    short = (("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"), ("consumers", "groups"),
+             ("persistent", "persistent"))
     return ", ".join("%s %s" % (s, m[k]) for k, s in short if k in m) or (r.get("note") or "?")
 
 
 def fig_ablation(run, path):
     """Bars at the reference shape, non-causal and causal: stages C and E (their protocol rows),
-    then every ablation row of the run in its order (stage F's switch ladder), cuDNN as a line."""
+    then every ablation row of the run in its order (stage F's switch ladder), cuDNN and FA4 as
+    lines; a third panel the same at the short causal rows (D = 64, S = 2k: the consumer groups and
+    the persistent kernel)."""
     plt = plt_module()
-    fig, axes = plt.subplots(1, 2, figsize=(14, 6.2), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(19, 6.2), sharey=True, gridspec_kw={"width_ratios": [9, 9, 5]})
     abl = [r for r in run.rows if r["kind"] == "ablation"]
     ymax = max([r["tflops"] or 0 for r in run.rows if r["kind"] in ("stage", "ablation", "baseline")
-                and (is_ref(r, 0) or is_ref(r, 1))] + [100]) * 1.2
-    for ax, causal in zip(axes, (0, 1)):
-        pick = lambda r, c=causal: is_ref(r, c)
+                and (is_ref(r, 0) or is_ref(r, 1) or is_short_causal(r))] + [100]) * 1.2
+    panels = ((lambda r: is_ref(r, 0), "non-causal: B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])),
+              (lambda r: is_ref(r, 1), "causal: B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])),
+              (is_short_causal, "short causal rows: B=%d, H=%d, S=%d, D=%d"
+               % (SHORT_ROWS["b"], SHORT_ROWS["hq"], SHORT_ROWS["s"], SHORT_ROWS["d"])))
+    for ax, (pick, title) in zip(axes, panels):
         bars = []
         for x in ("C", "E"):
             st, r = slot(run, x, pick)
@@ -612,12 +625,12 @@ def fig_ablation(run, path):
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([lab for lab, _, _, _ in bars], rotation=35, ha="right", fontsize=8)
         ax.set_ylim(0, ymax)
-        ax.set_title("%s: B=%d, H=%d, S=%d, D=%d" % ("causal" if causal else "non-causal", REF["b"], REF["hq"],
-                                                     REF["s"], REF["d"]), fontsize=10)
+        ax.set_title(title, fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s (ratio to the row's fastest baseline under each bar)")
     fig.suptitle("What each pipeline idea buys: stage C -> E (TMA) -> F's ring, producer warpgroup (ws), "
-                 "ping-pong (pp), overlap (ov)\n" + run.title(), fontsize=10)
+                 "ping-pong (pp), overlap (ov); on short rows the consumer groups and the persistent kernel\n"
+                 + run.title(), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -711,6 +724,9 @@ def selftest():
                 note="switches: --ring 2 --ws 1 --pingpong 0 --overlap 0"),
             row("ablation", "F", "sm90", ref1, "ok", 380.0, 1.5, "sdpa_cudnn", 500.0,
                 note="switches: --ring 2 --ws 1 --pingpong 1 --overlap 1"),
+            row("baseline", "sdpa_cudnn", "torch-x/sdpa-cudnn", (8, 32, 32, 2048, 2048, 64, 1), "ok", 390.0, 0.35),
+            row("ablation", "F", "sm90", (8, 32, 32, 2048, 2048, 64, 1), "ok", 350.0, 0.39, "sdpa_cudnn", 390.0,
+                note="switches: --consumers 2 --persistent 1"),
         ]
 
         def write(name, rs, cols=BENCH_COLS):
@@ -747,6 +763,8 @@ def selftest():
         check(run_plots(data, out, readme, quiet=True) == 0, "run_plots exit 0")
         check(ablation_label({"note": "switches: --ring 2 --ws 1 --pingpong 1 --overlap 1"}) == "ring 2, ws 1, pp 1, ov 1",
               "ablation label from the note")
+        check(ablation_label({"note": "switches: --consumers 2 --persistent 1"}) == "groups 2, persistent 1",
+              "ablation label of a short-rows row")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):
             p = os.path.join(out, n + ".png")
             ok = os.path.exists(p) and os.path.getsize(p) > 5000

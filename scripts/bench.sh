@@ -13,7 +13,8 @@
 # 4*B*Hq*Sq*Skv*D, halved for causal. Decode rows (stage D) use the decode table below.
 #
 # Ablation: after the protocol, each stage's `--shapes ablation` rows (stage F: the reference shape
-# under each setting of --ring/--ws/--pingpong/--overlap) as rows of kind "ablation" with the
+# under each setting of --ring/--ws/--pingpong/--overlap, then the short causal D64 rows under
+# --consumers/--persistent) as rows of kind "ablation" with the
 # switches in the note; plots/ablation.png draws them beside stages C and E.
 #
 # Stages come from STAGE_TABLE (letter, shape family, baseline) and from build/bin/stage_*: a stage
@@ -511,13 +512,14 @@ while read -r X shp; do
   run_stage "$X" "$fam" "${BASE_OF[$X]}" "$shp"
 done <<<"$WORK"
 # Ablation rows after the protocol: a stage's `--shapes ablation` (stage F: the reference shape
-# under each setting of its pipeline switches), kind "ablation", the switches in the note; the
+# under each setting of its pipeline switches, then the short causal D64 rows under the consumer
+# groups and the persistent kernel), kind "ablation", the switches in the note; the
 # ablation plot sets them beside stages C and E at the same shape.
 for X in "${ORDER[@]}"; do
   { present "$X" && [ "${FAMILY[$X]}" = attn ]; } || continue
   while read -r line; do
     [ -n "$line" ] || continue
-    sw=$(echo "$line" | grep -oE -- '--(ring|ws|pingpong|overlap) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+    sw=$(echo "$line" | grep -oE -- '--(ring|ws|pingpong|overlap|consumers|persistent) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
     run_stage "$X" attn "${BASE_OF[$X]}" "$(tuple_of "$line")" "" "$sw"
   done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)
 done

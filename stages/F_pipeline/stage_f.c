@@ -245,18 +245,28 @@ static const char *const emu_rows[] = {
 /* ablation: the reference shape (FA3 protocol, D = 128, S = 8k), non-causal and causal, under
  * each step of the ladder the ablation plot draws: stage E's flow on the ring, a deeper ring, the
  * producer warpgroup, then the ping-pong and the overlap alone and together, and the deepest ring
- * with everything. `make bench` runs these after the protocol rows. */
+ * with everything. Then the short causal rows (D = 64, S = 2k): three consumer groups on the
+ * one-tile kernel, two, and two on the persistent kernel (the defaults there). `make bench` runs
+ * these after the protocol rows. */
 static const char *const ablation_steps[] = {
     "--ring 1 --ws 0 --pingpong 0 --overlap 0", "--ring 2 --ws 0 --pingpong 0 --overlap 0",
     "--ring 2 --ws 1 --pingpong 0 --overlap 0", "--ring 2 --ws 1 --pingpong 1 --overlap 0",
     "--ring 2 --ws 1 --pingpong 0 --overlap 1", "--ring 2 --ws 1 --pingpong 1 --overlap 1",
     "--ring 3 --ws 1 --pingpong 1 --overlap 1",
 };
+static const char *const short_steps[] = {
+    "--consumers 3 --persistent 0", "--consumers 2 --persistent 0", "--consumers 2 --persistent 1",
+};
 
 static int ablation_row(int i, char *args, size_t len)
 {
     const int n = (int)(sizeof ablation_steps / sizeof ablation_steps[0]);
-    if (i < 0 || i >= 2 * n) return 0;
+    const int ns = (int)(sizeof short_steps / sizeof short_steps[0]);
+    if (i < 0 || i >= 2 * n + ns) return 0;
+    if (i >= 2 * n) {
+        snprintf(args, len, "--b 8 --hq 32 --hkv 32 --sq 2048 --skv 2048 --d 64 --causal %s", short_steps[i - 2 * n]);
+        return 1;
+    }
     snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128%s %s", i >= n ? " --causal" : "",
              ablation_steps[i % n]);
     return 1;

@@ -70,5 +70,11 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--ring 2 --ws 1 --pingpong 1 --overlap 1' | "
                                               "grep -qx 2"),
                  0);
+    /* then the short causal rows: three groups and two on the one-tile kernel, two on the persistent one */
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -- '--sq 2048 --skv 2048 --d 64 --causal' | "
+                                              "grep -c -- '--persistent' | grep -qx 3"),
+                 0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--consumers 2 --persistent 1' | grep -qx 1"),
+                 0);
     cr_expect_eq(program_exit_code("stage_E", "--shapes ablation | wc -l | grep -qx 0"), 0, "stage E has no switches");
 }
