@@ -388,13 +388,15 @@ def decode_bf16_bytes(r):
     return kv + qo
 
 
-RING_COLOR = {"2": "tab:purple", "3": "tab:brown", "4": "tab:pink"}
+VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
+                 "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive"}
+VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch"}
 
 
-def ablation_ring(r):
-    """'2' from an ablation row's note 'switches: --ring 2', else None."""
-    m = re.search(r"--ring (\S+)", r.get("note") or "")
-    return m.group(1) if m else None
+def ablation_variant(r):
+    """'--ring 2' or '--prefetch 2' from a decode ablation row's note ('switches: --ring 2'), else None."""
+    m = re.search(r"--(ring|prefetch) (\S+)", r.get("note") or "")
+    return "--%s %s" % m.groups() if m else None
 
 
 def fig_decode(run, path):
@@ -427,13 +429,15 @@ def fig_decode(run, path):
             ax.plot([r["skv"] for r in sub], [r["gbps"] for r in sub], mk + "-", color=STAGE_COLOR["D"],
                     label="stage D (%s, FP8 paged), %s" % (sub[0]["backend"], lbl))
             top += [r["gbps"] for r in sub]
-            # the pipelined decode (stage D's ablation rows: --ring N), one line per ring depth
+            # stage D's ablation rows (--ring N: the pipelined decode; --prefetch N: the L2
+            # prefetch), one line per switch setting
             abl = [r for r in run.rows if r["kind"] == "ablation" and r["name"] == "D" and r["status"] == "ok"
                    and r["gbps"] and (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
-            for ring in sorted({ablation_ring(r) for r in abl} - {None}):
-                pr = sorted((r for r in abl if ablation_ring(r) == ring), key=lambda r: r["skv"])
-                ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-", color=RING_COLOR.get(ring, "tab:purple"),
-                        label="stage D --ring %s (pipelined), %s" % (ring, lbl))
+            for var in sorted({ablation_variant(r) for r in abl} - {None}):
+                pr = sorted((r for r in abl if ablation_variant(r) == var), key=lambda r: r["skv"])
+                what = VARIANT_WHAT.get(var.split()[0][2:], "")
+                ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-",
+                        color=VARIANT_COLOR.get(var, "tab:purple"), label="stage D %s (%s), %s" % (var, what, lbl))
                 top += [r["gbps"] for r in pr]
             for name, col in (("sdpa_cudnn", "tab:gray"), ("sdpa_flash", "tab:olive")):
                 pts = []
@@ -589,8 +593,8 @@ def fig_ablation(run, path):
     abl = [r for r in run.rows if r["kind"] == "ablation"]
     ymax = max([r["tflops"] or 0 for r in run.rows if r["kind"] in ("stage", "ablation", "baseline")
                 and (is_ref(r, 0) or is_ref(r, 1) or is_short_causal(r))] + [100]) * 1.2
-    panels = ((lambda r: is_ref(r, 0), "non-causal: B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])),
-              (lambda r: is_ref(r, 1), "causal: B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])),
+    ref_shape = "B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])
+    panels = ((lambda r: is_ref(r, 0), "non-causal: " + ref_shape), (lambda r: is_ref(r, 1), "causal: " + ref_shape),
               (is_short_causal, "short causal rows: B=%d, H=%d, S=%d, D=%d"
                % (SHORT_ROWS["b"], SHORT_ROWS["hq"], SHORT_ROWS["s"], SHORT_ROWS["d"])))
     for ax, (pick, title) in zip(axes, panels):
@@ -765,6 +769,9 @@ def selftest():
               "ablation label from the note")
         check(ablation_label({"note": "switches: --consumers 2 --persistent 1"}) == "groups 2, persistent 1",
               "ablation label of a short-rows row")
+        check(ablation_variant({"note": "switches: --prefetch 2"}) == "--prefetch 2", "a decode row's L2 prefetch")
+        check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
+        check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):
             p = os.path.join(out, n + ".png")
             ok = os.path.exists(p) and os.path.getsize(p) > 5000

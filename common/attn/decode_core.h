@@ -34,6 +34,7 @@
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_MAX_RING 4    /* the pipelined decode's deepest K/V ring */
+#define DEC_MAX_PREFETCH 4 /* the furthest KV tile the L2 prefetch reaches ahead of the gather */
 #define DEC_E4M3_MAX 448.0f
 /* P's quantisation scale never drops below 2^-20 of the tile's largest V scale (dec_p_scale). */
 #define DEC_P_FLOOR 9.5367431640625e-07f
@@ -56,6 +57,8 @@ typedef struct {
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
     int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
     int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
+    int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
+                                      * gather (0..DEC_MAX_PREFETCH); 0 = none */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -109,6 +112,17 @@ FMHA_HD void dec_split_tiles(const dec_params *p, int len, int s, int *t0, int *
     const int nt = dec_kv_tiles(len), per = (nt + p->splits - 1) / p->splits;
     *t0 = s * per;
     *t1 = *t0 + per < nt ? *t0 + per : nt;
+}
+
+/* The KV tiles the L2 prefetch (--prefetch N) covers while tile j of a split [t0, t1) is gathered:
+ * [*lo, *hi], empty when *lo > *hi. The split's first tile prefetches the N after it, every later
+ * tile j the one N ahead, so each tile of the split but the first is prefetched once, N tiles
+ * before its gather, and nothing past the split. */
+FMHA_HD void dec_prefetch_range(const dec_params *p, int j, int t0, int t1, int *lo, int *hi)
+{
+    const int n = p->prefetch;
+    *lo = j == t0 ? j + 1 : j + n;
+    *hi = n <= 0 ? *lo - 1 : (j + n < t1 - 1 ? j + n : t1 - 1);
 }
 
 /* Token t (of sequence b) head hk's row in the [num_pages, page, Hkv] order: multiply by D for

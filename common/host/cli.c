@@ -32,6 +32,7 @@ static const flag_t flags[] = {
     {"--seqlens", K_STR, OFF(seqlens), OPT_DECODE, 0, "KV length of each sequence, comma-separated (--b of them)"},
     {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
+    {"--prefetch", K_INT, OFF(prefetch), OPT_DECODE, 0, "N: KV tiles prefetched into L2 ahead of the gather (0 = none)"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_RING, 0, "auto|N: K/V ring slots (stage F; stage D: the pipelined decode)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
@@ -278,7 +279,8 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         if (o->splits) n += snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
         else n += snprintf(buf + n, len - (size_t)n, " splits=auto");
     }
-    /* stage D's ring appears only when set: its rows without it keep their names */
+    /* stage D's ring and prefetch appear only when set: its rows without them keep their names */
+    if ((accepts & OPT_DECODE) && o->prefetch) n += snprintf(buf + n, len - (size_t)n, " prefetch=%d", o->prefetch);
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE) && o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
     if (accepts & OPT_PIPE) {
         if (o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);

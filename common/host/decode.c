@@ -88,6 +88,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->splits = 1;
     p->bm = bm;
     p->ring = o->ring;
+    p->prefetch = o->prefetch;
     p->scale = 1.0f / sqrtf((float)o->d);
     p->faults = o->fault_bits;
 }

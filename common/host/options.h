@@ -27,6 +27,8 @@ typedef struct {
     char seqlens[512];          /* --seqlens 5,17,300: one KV length per sequence ("" = from --skv) */
     int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
     int splits;                 /* split-KV CTAs per sequence; 0 = auto (whole waves) */
+    int prefetch;               /* stage D (sm90): KV tiles prefetched into L2 ahead of the gather;
+                                 * 0 = none */
     int ring;                   /* K/V ring slots; 0 = auto (stage F: the deepest of 1..2 the SMEM
                                  * holds; stage D: no ring, the unpipelined kernel) */
     int ws;                     /* warp specialisation (0/1) */

@@ -73,6 +73,7 @@
 #include "device/bf16_pack.cuh"
 #include "device/fast_exp2.cuh"
 #include "device/cp_async.cuh"
+#include "device/prefetch.cuh"
 #include "device/e4m3.cuh"
 #include "device/e4m3_transpose.cuh"
 #include "device/mbarrier.cuh"
@@ -189,6 +190,33 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
     }
 }
 
+// Step 2a (--prefetch N): the L2 lines a later tile's gather will read (each token's K and V row
+// and its two scales), by NT threads, token by token as gather_tile takes them: no SMEM, no
+// register kept, no wait; the lookups of the block table are the only loads.
+template <int D, int NT>
+static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
+                                                     int t)
+{
+    constexpr int TPT = DEC_BN / NT, LINES = D > 128 ? D / 128 : 1; // 128-byte lines of a row
+    int64_t row[TPT];
+#pragma unroll
+    for (int g = 0; g < TPT; g++) { // the lookups first: their loads overlap
+        const int tok = kv0 + t + NT * g;
+        row[g] = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    }
+#pragma unroll
+    for (int g = 0; g < TPT; g++) {
+        if (row[g] < 0) continue;
+#pragma unroll
+        for (int l = 0; l < LINES; l++) {
+            prefetch_l2(p.k + row[g] * D + 128 * l);
+            prefetch_l2(p.v + row[g] * D + 128 * l);
+        }
+        prefetch_l2(p.k_scale + row[g]);
+        prefetch_l2(p.v_scale + row[g]);
+    }
+}
+
 // Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
 // lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block).
 template <int D>
@@ -300,16 +328,19 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
     else p.lse[li] = lse;
 }
 
-// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), waited for,
-// V transposed to K-major (the FG20 variant copies it as stored), and all of it made visible to
-// the async proxy (the MMAs) and to every thread.
+// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), the L2
+// prefetch of tiles pf_lo..pf_hi issued behind them (--prefetch: dec_prefetch_range), the gather
+// waited for, V transposed to K-major (the FG20 variant copies it as stored), and all of it made
+// visible to the async proxy (the MMAs) and to every thread.
 template <int D>
 static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
                                                   uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
                                                   const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
-                                                  float *sk, float *sv, bool v_mn)
+                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi)
 {
     gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
+    for (int q = pf_lo; q <= pf_hi; q++)
+        prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
     cp_async_wait_all();
     __syncthreads();
     if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
@@ -493,7 +524,9 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             tile_k = sl.k, tile_vt = sl.vt, sk = sl.sk, sv = sl.sv;
             mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
-            kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
+            int pf_lo, pf_hi;
+            dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
+            kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
         }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
@@ -739,8 +772,11 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
-        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn);
+        // Steps 2a, 2a': K_j, V_j and their scales through the block table (tiles ahead prefetched
+        // into L2 with --prefetch); V_j transposed
+        int pf_lo, pf_hi;
+        dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
+        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];

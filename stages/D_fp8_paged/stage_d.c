@@ -49,6 +49,16 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         return 2;
     }
     if (o->ring && validate_ring(o, err, len)) return 2;
+    if (o->prefetch < 0 || o->prefetch > DEC_MAX_PREFETCH) {
+        snprintf(err, len, "--prefetch=%d: the L2 prefetch reaches 0 to %d KV tiles ahead of the gather", o->prefetch,
+                 DEC_MAX_PREFETCH);
+        return 2;
+    }
+    if (o->prefetch && (o->backend != BACKEND_SM90 || o->ring)) {
+        snprintf(err, len, "--prefetch=%d: the L2 prefetch is sm90's unpipelined kernels' (--backend sm90, no --ring): "
+                 "there a CTA gathers each tile itself, and the prefetch warms L2 for the tiles after it", o->prefetch);
+        return 2;
+    }
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
@@ -148,9 +158,9 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90) at the target shapes and across the GQA Skv sweep,
- * beside the unpipelined rows of the bench suite (make bench: kind "ablation", the switch in the
- * note; the decode plot draws them as their own line). */
+/* ablation: the pipelined decode (--ring, sm90) and the L2 prefetch (--prefetch) at the target
+ * shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
+ * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 3",
@@ -161,6 +171,15 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --ring 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 4",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)

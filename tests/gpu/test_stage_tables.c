@@ -9,8 +9,8 @@
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
- *      pipelined decode (--ring 2..4, sm90 only, so its rows are listed here, not in the table
- *      the sm100 run shares)
+ *      pipelined decode (--ring 2..4) and the L2 prefetch (--prefetch 1..4), sm90 only, so their
+ *      rows are listed here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
  *   F  stage C's table through the ring (its default switches), then every switch combination at
  *      a few shapes (ring 1..3, ws 0/1, ping-pong, overlap) and Skv 16k / 32k; five runs bitwise
@@ -78,6 +78,32 @@ Test(stage_d_gpu, sm90_ring, .timeout = 600)
         failed += stage_run_counted(&stage_D, args);
     }
     cr_expect_eq(failed, 0, "stage D --ring on sm90: %d of %d rows failed (see the FAILED lines)", failed, n);
+}
+
+/* The L2 prefetch (--prefetch N, sm90's unpipelined kernels): it must change nothing but the time.
+ * Both kernels (the swapped one up to 32 packed rows, m64 past them: MQA), N 1..4, splits on and
+ * off, ragged lengths and sequences shorter than N tiles, page 16..256, D 64 / 128 / 256. */
+static const char *const prefetch_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --prefetch 1 --seed 51",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --prefetch 2 --seed 52",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,700 --d 64 --page 64 --splits 1 --prefetch 4 --seed 53",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,1500 --d 256 --page 128 --prefetch 2 --seed 54",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --splits 1 --prefetch 2 --seed 55",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 5000 --d 64 --page 32 --splits 3 --prefetch 1 --seed 56",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --prefetch 3 --seed 57",
+    "--b 4 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2 --seed 58",
+};
+Test(stage_d_gpu, sm90_prefetch, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    int failed = 0;
+    const int n = getenv("FMHA_TEST_QUICK") ? 2 : (int)(sizeof prefetch_rows / sizeof prefetch_rows[0]);
+    for (int i = 0; i < n; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "--backend sm90 %s --iters 0", prefetch_rows[i]);
+        failed += stage_run_counted(&stage_D, args);
+    }
+    cr_expect_eq(failed, 0, "stage D --prefetch on sm90: %d of %d rows failed (see the FAILED lines)", failed, n);
 }
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }

@@ -43,6 +43,11 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1", "at most 32 packed rows");
     refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
     refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
+    /* the L2 prefetch: 0..4 tiles ahead, sm90's unpipelined kernels only */
+    refused("--backend sm90 --prefetch 5", "0 to 4 KV tiles ahead");
+    refused("--backend sm90 --prefetch -1", "must be >= 0");
+    refused("--backend emu --prefetch 1", "unpipelined kernels");
+    refused("--backend sm90 --ring 2 --prefetch 1", "unpipelined kernels");
     /* ragged lengths with Sq rows past the start of a short sequence: rows with no key */
     cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 3 --hq 4 --hkv 1 --sq 5 --seqlens 2,1,40 --d 64 "
                                               "--page 16 --splits 2 > /dev/null"), 0);

@@ -101,3 +101,33 @@ Test(decode_core, p_scale_is_finite_and_never_zero)
     cr_expect_float_eq(s0, 0.5f * DEC_P_FLOOR / 448.0f, 1e-12f);
     cr_expect_float_eq(dec_p_scale(1e-12f, 1.0f), DEC_P_FLOOR / 448.0f, 1e-12f, "the floor binds below 2^-20 svmax");
 }
+
+/* --prefetch N: while tile j of a split [t0, t1) is gathered, the tiles dec_prefetch_range names are
+ * prefetched into L2. Every tile of the split but the first is prefetched exactly once, N tiles
+ * before its gather (the split's first N at its first tile), nothing outside the split; N = 0
+ * prefetches nothing. */
+Test(decode_core, prefetch_covers_each_later_tile_once_ahead_of_its_gather)
+{
+    for (int n = 0; n <= DEC_MAX_PREFETCH; n++)
+        for (int t0 = 0; t0 < 3; t0++)
+            for (int t1 = t0 + 1; t1 < t0 + 9; t1++) {
+                dec_params p = shape(1, 8, 1, 1, 64, 1, 1);
+                p.prefetch = n;
+                int times[16] = {0}, when[16];
+                for (int j = t0; j < t1; j++) {
+                    int lo, hi;
+                    dec_prefetch_range(&p, j, t0, t1, &lo, &hi);
+                    for (int q = lo; q <= hi; q++) {
+                        cr_assert(q > j && q < t1, "n %d [%d, %d): tile %d prefetched at %d", n, t0, t1, q, j);
+                        times[q]++;
+                        when[q] = j;
+                    }
+                }
+                for (int q = t0; q < t1; q++) {
+                    const int want = n > 0 && q > t0;
+                    cr_expect_eq(times[q], want, "n %d [%d, %d): tile %d prefetched %d times", n, t0, t1, q, times[q]);
+                    if (want) /* N ahead, or from the split's first tile when that is nearer */
+                        cr_expect_eq(when[q], q - n > t0 ? q - n : t0, "n %d: tile %d prefetched at %d", n, q, when[q]);
+                }
+            }
+}
