@@ -139,6 +139,11 @@ static const char *const emu_rows[] = {
     "--b 2 --hq 8 --hkv 1 --sq 2 --seqlens 700,130 --d 64 --page 16 --splits 1 --ring 2 --seed 21",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 1000,129 --d 128 --page 64 --splits 2 --ring 3 --seed 22",
     "--b 3 --hq 8 --hkv 1 --sq 2 --seqlens 1300,200,10 --d 64 --page 16 --splits 3 --ring 4 --seed 23",
+    /* and page 32..256, ragged, Sq 3 and 8, MQA's 128 packed rows (sm100 and emu have no row limit) */
+    "--b 3 --hq 16 --hkv 2 --sq 1 --skv 700 --ragged --d 128 --page 32 --splits 2 --ring 2 --seed 24",
+    "--b 2 --hq 8 --hkv 1 --sq 8 --seqlens 400,1100 --d 64 --page 256 --splits 1 --ring 4 --seed 25",
+    "--b 4 --hq 8 --hkv 2 --sq 3 --skv 600 --ragged --d 64 --page 128 --ring 3 --seed 26",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --seqlens 300,129 --d 64 --page 16 --splits 2 --ring 2 --seed 27",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 1 --seed 1",
     "--b 3 --hq 8 --hkv 1 --sq 2 --skv 300 --ragged --d 64 --page 16 --splits 2 --seed 1",
     "--b 2 --hq 16 --hkv 2 --sq 1 --seqlens 129,64 --d 128 --page 64 --seed 2",
