@@ -36,14 +36,16 @@ static int consumers_of(const fmha_opts *o)
     return o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_THREE_OK(o->d) && !(o->causal && short_rows(o)) ? 3 : 2;
 }
 
+/* The query rows of one CTA: 192 with three consumer groups, FMHA_BM otherwise. */
+static int cta_rows(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : FMHA_BM; }
+
 /* --persistent auto: on for short rows on sm90 with the producer warpgroup, where two Q buffers fit
  * the SMEM and the ping-pong is not asked for (the persistent kernel runs without it). */
 static int persistent_of(const fmha_opts *o)
 {
     if (o->persistent >= 0) return o->persistent > 0;
     if (o->backend != BACKEND_SM90 || !o->ws || o->pingpong == 1 || !short_rows(o)) return 0;
-    const int rows = consumers_of(o) == 3 ? 192 : FMHA_BM;
-    return fmha_f_smem_layout_make_q(o->d, ring_of(o), rows, 2).bytes <= SMEM_OPTIN_MAX_BYTES;
+    return fmha_f_smem_layout_make_q(o->d, ring_of(o), cta_rows(o), 2).bytes <= SMEM_OPTIN_MAX_BYTES;
 }
 
 /* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
@@ -61,7 +63,7 @@ static int overlap_of(const fmha_opts *o)
     return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
 }
 /* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
-static int rows_of(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : 0; }
+static int rows_of(const fmha_opts *o) { return cta_rows(o) == FMHA_BM ? 0 : cta_rows(o); }
 
 /* The switches each backend has, named by the rule a bad combination breaks. */
 static int validate_pipe(const fmha_opts *o, char *err, size_t len)
@@ -92,7 +94,7 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "to D = 64", o->d);
         return 2;
     }
-    const uint32_t smem = fmha_f_smem_layout_make_rows(o->d, ring, nc == 3 ? 192 : FMHA_BM).bytes;
+    const uint32_t smem = fmha_f_smem_layout_make_rows(o->d, ring, cta_rows(o)).bytes;
     if (smem > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: Q and %d K/V slot pairs need %u bytes of SMEM, over the %u-byte opt-in limit "
                  "(use a shallower ring)", ring, o->d, ring, smem, SMEM_OPTIN_MAX_BYTES);
@@ -130,7 +132,7 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
         return 2;
     }
     if (persistent_of(o)) {
-        const uint32_t two_q = fmha_f_smem_layout_make_q(o->d, ring, nc == 3 ? 192 : FMHA_BM, 2).bytes;
+        const uint32_t two_q = fmha_f_smem_layout_make_q(o->d, ring, cta_rows(o), 2).bytes;
         if (two_q > SMEM_OPTIN_MAX_BYTES) {
             snprintf(err, len, "--persistent=1 --ring=%d --d=%d: two Q buffers and %d K/V slot pairs need %u bytes of SMEM, "
                      "over the %u-byte opt-in limit", ring, o->d, ring, two_q, SMEM_OPTIN_MAX_BYTES);
