@@ -3,6 +3,8 @@
 # Criterion bundle in .criterion-rt (made by `make criterion-bundle` where Criterion is installed),
 # then `make sass`. The exit status is make test's; 77 (before anything else) where there is no
 # NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
+# TEST_GROUPS (the Makefile's) picks the folders of tests/ to run, e.g. "gpu footguns" in one
+# command and "stages unit" in the next.
 set -u
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   echo "gpu-test: no NVIDIA GPU here (nvidia-smi not found); skipped (exit 77)"
@@ -22,7 +24,7 @@ fi
 missing=$(LD_LIBRARY_PATH=.criterion-rt/lib ldd .criterion-rt/lib/libcriterion.so.3 | grep 'not found')
 [ -n "$missing" ] && { echo "gpu-test: the bundle lacks: $missing" >&2; exit 2; }
 echo "== make test"
-make test CRITERION_HOME=.criterion-rt
+make test CRITERION_HOME=.criterion-rt ${TEST_GROUPS:+TEST_GROUPS="$TEST_GROUPS"}
 trc=$?
 echo "== make sass"
 make sass
