@@ -3,7 +3,8 @@
 # each run as its own process (a test runner that forks its tests can hide them from the tool).
 # The shapes cover tails, causal masks, GQA/MQA, both layouts and every head dimension a stage
 # takes, at sizes the tools finish in seconds. One line per (tool, command); exit 1 if any tool
-# reports an error or a stage fails.
+# reports an error or a stage fails. SANITIZE_MATCH=<extended regex> runs only the rows it matches
+# (e.g. 'stage_D' or 'kv-tma|ring'), and says how many it skipped, so a gate can split the runs.
 set -u
 if ! command -v compute-sanitizer >/dev/null; then
   echo "make sanitize: compute-sanitizer not found (it ships with the CUDA toolkit on GPU machines)"
@@ -34,6 +35,13 @@ runs=(
 )
 mkdir -p build/reports
 rc=0
+if [ -n "${SANITIZE_MATCH:-}" ]; then
+  kept=()
+  for r in "${runs[@]}"; do grep -qE -- "$SANITIZE_MATCH" <<<"$r" && kept+=("$r"); done
+  echo "make sanitize: SANITIZE_MATCH='$SANITIZE_MATCH': ${#kept[@]} of ${#runs[@]} rows"
+  [ ${#kept[@]} -gt 0 ] || { echo "make sanitize: no row matches" >&2; exit 2; }
+  runs=("${kept[@]}")
+fi
 for tool in memcheck racecheck synccheck; do
   for r in "${runs[@]}"; do
     set -- $r
