@@ -16,7 +16,13 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // The dynamic SMEM base rounded up to `align` bytes (1024 for 128-byte-swizzled tiles: their
 // pattern repeats every 1024 bytes and descriptors assume tiles start on that boundary). The
 // launcher requests smem_launch_bytes() (model/smem_layout.h), which covers this rounding.
+// The rounding is an offset added to raw itself, computed on its shared-window address: the result
+// keeps raw's provenance, so the compiler still knows every pointer derived from it points into
+// SMEM and emits LDS/STS for their accesses. Rounded through an integer, the pointer became a
+// generic one, and every load and store through it a generic LD/ST (longer latency, the window
+// checked at run time).
 __device__ __forceinline__ uint8_t *smem_align_base(uint8_t *raw, uint32_t align)
 {
-    return (uint8_t *)(((uintptr_t)raw + (align - 1)) & ~(uintptr_t)(align - 1));
+    const uint32_t a = smem_u32(raw);
+    return raw + (((a + align - 1) & ~(align - 1)) - a);
 }
