@@ -59,6 +59,8 @@ typedef struct {
     int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
     int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
                                       * gather (0..DEC_MAX_PREFETCH); 0 = none */
+    int kv_tma;                      /* sm90's unpipelined kernels: K and V gathered by TMA, one box a page
+                                      * (dec_kv_tma_box); 0 = cp.async, 16 bytes a copy */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -123,6 +125,23 @@ FMHA_HD void dec_prefetch_range(const dec_params *p, int j, int t0, int t1, int 
     const int n = p->prefetch;
     *lo = j == t0 ? j + 1 : j + n;
     *hi = n <= 0 ? *lo - 1 : (j + n < t1 - 1 ? j + n : t1 - 1);
+}
+
+/* The TMA gather (--kv-tma 1): K and V as a 3-D tensor each, {D bytes, Hkv, num_pages * page
+ * tokens}, innermost first; a box is {min(D, 128) bytes, 1 head, dec_kv_tma_box_rows tokens}, so a
+ * page's rows of one KV head (Hkv * D bytes apart in the cache) land as one box, SW128 like the
+ * cp.async gather's K tile (D = 256: two boxes side by side, one per 128-byte K block). A page
+ * holds whole tiles, or a tile whole pages: page % Bc == 0 or Bc % page == 0 (dec_kv_tma_fits). */
+FMHA_HD int dec_kv_tma_fits(int page) { return page > 0 && (page % DEC_BN == 0 || DEC_BN % page == 0); }
+FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN; }
+/* Box q of the tile starting at token kv0 (q < Bc / box rows): its first token's row in the
+ * tensor's token dimension (page * page size + the offset in the page), or -1 when the box starts
+ * at or past `end` (nothing to load: the SMEM rows keep what they held, and the kernel zeroes V's). */
+FMHA_HD int64_t dec_kv_tma_box(const dec_params *p, const int32_t *table_row, int kv0, int q, int end)
+{
+    const int tok = kv0 + q * dec_kv_tma_box_rows(p->page);
+    if (tok >= end) return -1;
+    return (int64_t)table_row[tok / p->page] * p->page + tok % p->page;
 }
 
 /* Token t (of sequence b) head hk's row in the [num_pages, page, Hkv] order: multiply by D for

@@ -11,13 +11,18 @@
 
 #include "model/canonical.h"
 
+// TAIL (stage D's TMA gather, which lands whole pages): tokens at or past `valid` are written as
+// zeros, whatever Vs holds there (a page's slots past the sequence's end, or an earlier tile's rows:
+// P is 0 for those keys, but 0 x NaN is NaN in P V; footguns FG18, FG21).
+template <bool TAIL = false>
 __device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs,
-                                                     const smem_tile &tvt, int a, int ch)
+                                                     const smem_tile &tvt, int a, int ch, int valid = 0)
 {
     uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
 #pragma unroll
     for (int q = 0; q < 4; q++) {
-        const uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+        uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+        if (TAIL && 4 * a + q >= valid) v = make_uint4(0u, 0u, 0u, 0u);
         x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
     }
 #pragma unroll

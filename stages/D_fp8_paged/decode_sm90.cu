@@ -48,7 +48,9 @@
 // Steps (the same labels in decode_sm100.cu and decode_emu.c):
 //   1   prologue: two threads per packed row quantise Q into SMEM (row absmax over the pair)
 //   2a  per KV tile of this split: cp.async K_j and V_j (as stored) and the tile's scales,
-//       through the block table; zero fill past the sequence; wait; barrier
+//       through the block table; zero fill past the sequence; wait; barrier (--kv-tma 1: one
+//       thread issues a TMA box a page for K and V on the CTA's kv barrier, the threads copy
+//       the scales; V's rows past the sequence are zeroed by the transpose)
 //   2a' V_j transposed into Vt (4 tokens x 16 d per block, byte permutes); fence.proxy.async;
 //       barrier
 //   2b  S^T = K_j Q^T: 2 x D/32 wgmma m64nNRk32 e4m3; commit; wait
@@ -60,14 +62,26 @@
 //       wait; barrier
 //   3   epilogue: l_i over every thread (SMEM); O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "device/launch.cuh"
 #include "decode.h"
+#include "host/tmap_encode.h"
 #include "model/frag_map.h"
+
+// The kernels' one parameter: stage D's params and, for the TMA gather (--kv-tma 1), the tensor
+// maps of K and V (dec_kv_tma_box's 3-D view of the cache). __grid_constant__ in the kernels, so
+// the copies can take the maps' address in parameter space; zeros when the gather is cp.async.
+struct dec_sm90_args {
+    dec_params p;
+    CUtensorMap tk, tv;
+};
+typedef void (*dec_sm90_kernel)(dec_sm90_args);
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
@@ -79,6 +93,7 @@
 #include "device/mbarrier.cuh"
 #include "device/named_bar.cuh"
 #include "device/smem.cuh"
+#include "device/tma.cuh"
 #include "attn/ring.h"
 #include "sm90/wgmma.cuh"
 #define DEC_SM90_DEVICE 1
@@ -217,15 +232,54 @@ static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const 
     }
 }
 
-// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
-// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block).
+// Step 2a (--kv-tma 1): thread 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
+// up to the sequence's end; D = 256 two, one per 128-byte K block) for K and V into the K-major
+// SW128 tiles on the CTA's kv barrier, announcing their bytes first (FG15); every thread copies
+// its token's two scales as gather_tile does (zero past `end`). A box lands a whole page, so rows
+// past `end` hold what the page holds: the transpose zeroes V's (transpose_v<D, true>); K's only
+// meet masked scores.
 template <int D>
+static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                       int end, uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
+                                                       float *sm_sk, float *sm_sv, uint32_t bar)
+{
+    const dec_params &p = a.p;
+    constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
+    static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
+    const int t = threadIdx.x;
+    if (t == 0) {
+        const int rows = dec_kv_tma_box_rows(p.page);
+        int n = 0; // boxes with a token before `end`: a prefix of the tile's DEC_BN / rows
+        while (n < DEC_BN / rows && kv0 + n * rows < end) n++;
+        fence_proxy_async(); // the previous tile's generic reads of Vs (the transpose) before these writes
+        mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
+        for (int q = 0; q < n; q++) {
+            const int tok = (int)dec_kv_tma_box(&p, table, kv0, q, end);
+#pragma unroll
+            for (int kb = 0; kb < KB; kb++) {
+                const uint32_t off = smem_tile_offset_raw(&tk, q * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
+                tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, tok);
+                tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, tok);
+            }
+        }
+    }
+    const int tok = kv0 + t;
+    const int64_t row = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    cp_async_4(sm_sk + t, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + t, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+}
+
+// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
+// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block). TAIL: tokens at or
+// past `valid` (of the tile) become zeros.
+template <int D, bool TAIL = false>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
-                                                   const smem_tile &tvt, unsigned t)
+                                                   const smem_tile &tvt, unsigned t, int valid = DEC_BN)
 {
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
-    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, a, ch);
+    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32)
+        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, ch, valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
@@ -328,22 +382,29 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
     else p.lse[li] = lse;
 }
 
-// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), the L2
-// prefetch of tiles pf_lo..pf_hi issued behind them (--prefetch: dec_prefetch_range), the gather
-// waited for, V transposed to K-major (the FG20 variant copies it as stored), and all of it made
-// visible to the async proxy (the MMAs) and to every thread.
-template <int D>
-static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
-                                                  uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
+// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
+// TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
+// issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
+// K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`), and all of it
+// made visible to the async proxy (the MMAs) and to every thread.
+enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
+template <int D, bool KT>
+static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                  int end, uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
                                                   const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
-                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi)
+                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi, uint32_t bar,
+                                                  uint32_t phase)
 {
-    gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
+    const dec_params &p = a.p;
+    if constexpr (KT) tma_gather_tile<D>(a, table, hk, kv0, end, smem_k, smem_vs, tk, sk, sv, bar);
+    else gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
     for (int q = pf_lo; q <= pf_hi; q++)
         prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
     cp_async_wait_all();
+    if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
     __syncthreads();
-    if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
+    if constexpr (KT) transpose_v<D, true>(smem_vs, smem_vt, tk, tvt, threadIdx.x, end - kv0);
+    else if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
     else transpose_v<D>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
     fence_proxy_async();
     __syncthreads();
@@ -432,12 +493,16 @@ static __device__ __forceinline__ float warp_sum_over_keys(float x)
 static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
 static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
 
-// RING = 0: one warpgroup gathers, waits, transposes and computes in turn. RING >= 2: the
-// pipelined decode, the same math on a ring of RING slots that the load warps (4..) keep full.
-template <int D, int NR, int RING>
-static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value) decode_kernel_swapped(dec_params p)
+// RING = 0: one warpgroup gathers, waits, transposes and computes in turn (KT: K and V by TMA).
+// RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
+// keep full.
+template <int D, int NR, int RING, bool KT>
+static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
+    decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
+    static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
 #if DEC_SM90_DEVICE
+    const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int RPT = NR / 4; // packed rows a thread holds
@@ -495,6 +560,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             return;
         }
     }
+    const uint32_t kv_bar = bars + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier (one arrival, the tx)
+    if constexpr (KT) {
+        if (t == 0) {
+            mbar_init(kv_bar, 1);
+            mbar_fence_init();
+        } // the barrier after the prologue orders the init before any use
+    }
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
@@ -526,7 +598,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             int pf_lo, pf_hi;
             dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-            kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
+            kv_tile_in<D, KT>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi,
+                              kv_bar, (uint32_t)(j - t0) & 1u);
         }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
@@ -700,19 +773,21 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (m0 + row_of(jr) < M) store_lse(p, split_out, split, b, qh[jr], qi[jr], m_i[jr], l_i[jr]);
         }
     }
-    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+    // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
-    (void)p;
+    (void)a;
 #endif
 }
 
 // Many packed rows (more than 32: MQA, or GQA with a long Sq): the unswapped kernel, S = Q K^T with
 // 64 packed rows as M in one warpgroup, the rows in the quads of a warp (steps as above, with the
 // row reductions inside a quad).
-template <int D>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel_m64(dec_params p)
+template <int D, bool KT>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
+    decode_kernel_m64(const __grid_constant__ dec_sm90_args a)
 {
 #if DEC_SM90_DEVICE
+    const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = DEC_BM_SM90;
@@ -757,7 +832,14 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         return;
     }
 
-    // Step 1: prologue: Q quantised per row
+    const uint32_t kv_bar = smem_u32(smem + L.bars) + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier
+    if constexpr (KT) {
+        if (t == 0) {
+            mbar_init(kv_bar, 1);
+            mbar_fence_init();
+        }
+    }
+    // Step 1: prologue: Q quantised per row (its barrier also orders the init before any use)
     quantise_q_rows<D, BM>(p, b, hk, m0, smem_q, tq, sm_sq);
     __syncthreads();
     float rowfac[2];
@@ -776,7 +858,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         // into L2 with --prefetch); V_j transposed
         int pf_lo, pf_hi;
         dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
+        kv_tile_in<D, KT>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi,
+                          kv_bar, (uint32_t)(j - t0) & 1u);
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];
@@ -843,38 +926,86 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
             if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
         }
     }
-    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+    // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
-    (void)p;
+    (void)a;
 #endif
 }
 
 // The packed rows a CTA takes: the swapped kernel's N, the smallest of 8, 16, 32 that holds the
 // Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
 // N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
-// ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation.
-template <int D, int NR> static void (*kernel_of(int ring))(dec_params)
+// ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation, kt
+// the TMA gather's (stage_d.c allows it without the ring only).
+template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
 {
     if constexpr (NR == 64) {
         (void)ring;
-        return decode_kernel_m64<D>;
+        return kt ? decode_kernel_m64<D, true> : decode_kernel_m64<D, false>;
     } else {
         switch (ring) {
-        case 2: return decode_kernel_swapped<D, NR, 2>;
-        case 3: return decode_kernel_swapped<D, NR, 3>;
-        case 4: return decode_kernel_swapped<D, NR, 4>;
-        default: return decode_kernel_swapped<D, NR, 0>;
+        case 2: return decode_kernel_swapped<D, NR, 2, false>;
+        case 3: return decode_kernel_swapped<D, NR, 3, false>;
+        case 4: return decode_kernel_swapped<D, NR, 4, false>;
+        default: return kt ? decode_kernel_swapped<D, NR, 0, true> : decode_kernel_swapped<D, NR, 0, false>;
         }
     }
+}
+
+// --kv-tma 1: K's and V's tensor maps (dec_kv_tma_box's view), through the project's checker and
+// the driver. Encoded once per cache (the last one is kept): the timed launches then pay nothing.
+static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
+{
+    static struct {
+        const void *k, *v;
+        int d, hkv, page, num_pages;
+        CUtensorMap tk, tv;
+    } last = {};
+    if (last.k == p.k && last.v == p.v && last.d == p.d && last.hkv == p.hkv && last.page == p.page &&
+        last.num_pages == p.num_pages) {
+        a->tk = last.tk, a->tv = last.tv;
+        return 0;
+    }
+    tmap_params m;
+    memset(&m, 0, sizeof m);
+    m.data_type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    m.rank = 3;
+    m.global_dim[0] = (uint64_t)p.d;                        /* bytes of a token's row */
+    m.global_dim[1] = (uint64_t)p.hkv;                      /* KV heads */
+    m.global_dim[2] = (uint64_t)p.num_pages * (uint64_t)p.page; /* tokens of the whole cache */
+    m.global_strides[0] = (uint64_t)p.d;                    /* the next head's row */
+    m.global_strides[1] = (uint64_t)p.hkv * (uint64_t)p.d;  /* the next token's */
+    m.box_dim[0] = (uint32_t)(p.d > 128 ? 128 : p.d);      /* one 128-byte K block (the SW128 span) */
+    m.box_dim[1] = 1;
+    m.box_dim[2] = (uint32_t)dec_kv_tma_box_rows(p.page);
+    for (int i = 0; i < 5; i++) m.element_strides[i] = 1;
+    m.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    m.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    m.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    m.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    char err[320];
+    if (tmap_encode(&m, (void *)p.k, 9, &a->tk, err, sizeof err) ||
+        tmap_encode(&m, (void *)p.v, 9, &a->tv, err, sizeof err)) {
+        fprintf(stderr, "stage D: the TMA gather's tensor map: %s\n", err);
+        return 1;
+    }
+    last.k = p.k, last.v = p.v, last.d = p.d, last.hkv = p.hkv, last.page = p.page, last.num_pages = p.num_pages;
+    last.tk = a->tk, last.tv = a->tv;
+    return 0;
 }
 
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
     const uint32_t smem = dec_smem_layout_make_ring(NR, p.d, p.ring).bytes;
+    dec_sm90_args a;
+    memset(&a, 0, sizeof a);
+    a.p = p;
+    if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR == 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
-        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring), dec_grid(&p), dec_sm90_threads(ring), smem, p);
+        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring, p.kv_tma), dec_grid(&p), dec_sm90_threads(ring),
+                             smem, a);
     });
 }
 
@@ -893,11 +1024,11 @@ extern "C" int stage_d_sm90_launch(const void *params)
 }
 
 template <int NR>
-static int occupancy_rows(int d, int ring)
+static int occupancy_rows(int d, int ring, int kt)
 {
     const uint32_t smem = dec_smem_layout_make_ring(NR, d, ring).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        void (*k)(dec_params) = kernel_of<decltype(D)::value, NR>(ring);
+        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt);
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_threads(ring), smem) != cudaSuccess) {
@@ -908,12 +1039,12 @@ static int occupancy_rows(int d, int ring)
     });
 }
 
-extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring)
+extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma)
 {
     switch (rows) {
-    case 8: return occupancy_rows<8>(d, ring);
-    case 16: return occupancy_rows<16>(d, ring);
-    case 32: return occupancy_rows<32>(d, ring);
-    default: return occupancy_rows<64>(d, 0);
+    case 8: return occupancy_rows<8>(d, ring, kv_tma);
+    case 16: return occupancy_rows<16>(d, ring, kv_tma);
+    case 32: return occupancy_rows<32>(d, ring, kv_tma);
+    default: return occupancy_rows<64>(d, 0, kv_tma);
     }
 }

@@ -59,6 +59,21 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "there a CTA gathers each tile itself, and the prefetch warms L2 for the tiles after it", o->prefetch);
         return 2;
     }
+    if (o->kv_tma && (o->backend != BACKEND_SM90 || o->ring)) {
+        snprintf(err, len, "--kv-tma=1: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
+                 "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier");
+        return 2;
+    }
+    if (o->kv_tma && !dec_kv_tma_fits(o->page)) {
+        snprintf(err, len, "--kv-tma=1 --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
+                 "must be whole boxes: the page a multiple of %d or a divisor of it", o->page, DEC_BN, DEC_BN);
+        return 2;
+    }
+    if (o->kv_tma && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
+        snprintf(err, len, "--kv-tma=1 --fault v-not-transposed: the FG20 variant gathers V as stored (MN-major) with "
+                 "cp.async; the TMA gather lands V in K's layout only");
+        return 2;
+    }
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
@@ -76,7 +91,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring);
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, o->kv_tma);
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
@@ -163,7 +178,8 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90) and the L2 prefetch (--prefetch) at the target
+/* ablation: the pipelined decode (--ring, sm90), the L2 prefetch (--prefetch) and the TMA gather
+ * (--kv-tma) at the target
  * shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
  * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
@@ -185,6 +201,13 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 1",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)

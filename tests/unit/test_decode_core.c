@@ -131,3 +131,46 @@ Test(decode_core, prefetch_covers_each_later_tile_once_ahead_of_its_gather)
                 }
             }
 }
+
+/* --kv-tma 1: a tile's TMA boxes. For every page size and a shuffled block table, box q of the
+ * tile at kv0 starts at the token the cache holds at dec_token_row's row of its first token, each
+ * of its rows is the next token of the same page (so one box per page's run of rows is right),
+ * boxes start before `end` exactly when dec_kv_tma_box says so, and the boxes that load cover the
+ * tile's tokens before `end` once each. */
+Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
+{
+    static const int pages[] = {16, 32, 64, 128, 256};
+    enum { NP = 40 };
+    int32_t table[NP];
+    for (int i = 0; i < NP; i++) table[i] = (i * 17 + 5) % NP; /* a permutation: 17 and 40 are coprime */
+    for (unsigned pi = 0; pi < sizeof pages / sizeof pages[0]; pi++) {
+        dec_params p = shape(1, 8, 4, 1, 8, 1, 1);
+        p.page = pages[pi];
+        p.num_pages = NP;
+        cr_assert(dec_kv_tma_fits(p.page), "page %d", p.page);
+        const int rows = dec_kv_tma_box_rows(p.page), len_max = NP * p.page < 2000 ? NP * p.page : 2000;
+        cr_assert(rows <= p.page && rows <= DEC_BN && DEC_BN % rows == 0, "page %d: %d rows a box", p.page, rows);
+        for (int end = 1; end <= len_max; end += 37)
+            for (int kv0 = 0; kv0 < end; kv0 += DEC_BN) {
+                int covered = 0;
+                for (int q = 0; q < DEC_BN / rows; q++) {
+                    const int tok = kv0 + q * rows;
+                    const int64_t c = dec_kv_tma_box(&p, table, kv0, q, end);
+                    if (tok >= end) {
+                        cr_expect_eq(c, -1, "page %d end %d kv0 %d: box %d starts past the end", p.page, end, kv0, q);
+                        continue;
+                    }
+                    for (int i = 0; i < rows; i++)
+                        for (int hk = 0; hk < p.hkv; hk++)
+                            cr_assert_eq(dec_token_row(&p, table, tok + i, hk), (c + i) * p.hkv + hk,
+                                         "page %d kv0 %d box %d: row %d of head %d is not token %d's", p.page, kv0, q,
+                                         i, hk, tok + i);
+                    covered += (tok + rows < end ? tok + rows : end) - tok;
+                }
+                const int want = (kv0 + DEC_BN < end ? kv0 + DEC_BN : end) - kv0;
+                cr_expect_eq(covered, want, "page %d end %d kv0 %d: %d tokens covered, not %d", p.page, end, kv0,
+                             covered, want);
+            }
+    }
+    cr_expect(!dec_kv_tma_fits(48) && !dec_kv_tma_fits(0) && dec_kv_tma_fits(512), "the fit rule");
+}
