@@ -64,6 +64,9 @@ static int sm90_rows_failures(const char *const *rows, size_t n, size_t quick)
     }
     return failed;
 }
+#define SM90_ROWS(rows, quick, what)                                                                         \
+    cr_expect_eq(sm90_rows_failures(rows, sizeof rows / sizeof rows[0], quick), 0,                             \
+                 "stage D " what " on sm90: see the FAILED lines")
 
 /* The pipelined decode (--ring): every ring depth, packed rows 8 / 16 / 32, D 64 / 128 / 256, page
  * 16..256, ragged and exact lengths (1, a single tile, tile multiples +-1), split on and off, one
@@ -86,8 +89,7 @@ static const char *const ring_rows[] = {
 Test(stage_d_gpu, sm90_ring, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
-    cr_expect_eq(sm90_rows_failures(ring_rows, sizeof ring_rows / sizeof ring_rows[0], 3), 0,
-                 "stage D --ring on sm90: see the FAILED lines");
+    SM90_ROWS(ring_rows, 3, "--ring");
 }
 
 /* The L2 prefetch (--prefetch N, sm90's unpipelined kernels): it must change nothing but the time.
@@ -106,8 +108,7 @@ static const char *const prefetch_rows[] = {
 Test(stage_d_gpu, sm90_prefetch, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
-    cr_expect_eq(sm90_rows_failures(prefetch_rows, sizeof prefetch_rows / sizeof prefetch_rows[0], 2), 0,
-                 "stage D --prefetch on sm90: see the FAILED lines");
+    SM90_ROWS(prefetch_rows, 2, "--prefetch");
 }
 
 /* The TMA gather (--kv-tma 1, sm90's unpipelined kernels): one box a page for K and V, V's rows
@@ -132,8 +133,7 @@ static const char *const kv_tma_rows[] = {
 Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
-    cr_expect_eq(sm90_rows_failures(kv_tma_rows, sizeof kv_tma_rows / sizeof kv_tma_rows[0], 2), 0,
-                 "stage D --kv-tma on sm90: see the FAILED lines");
+    SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
 }
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }
