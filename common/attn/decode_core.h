@@ -131,8 +131,11 @@ FMHA_HD void dec_prefetch_range(const dec_params *p, int j, int t0, int t1, int 
  * tokens}, innermost first; a box is {min(D, 128) bytes, 1 head, dec_kv_tma_box_rows tokens}, so a
  * page's rows of one KV head (Hkv * D bytes apart in the cache) land as one box, SW128 like the
  * cp.async gather's K tile (D = 256: two boxes side by side, one per 128-byte K block). A page
- * holds whole tiles, or a tile whole pages: page % Bc == 0 or Bc % page == 0 (dec_kv_tma_fits). */
-FMHA_HD int dec_kv_tma_fits(int page) { return page > 0 && (page % DEC_BN == 0 || DEC_BN % page == 0); }
+ * holds whole tiles, or a tile whole pages of 8 tokens or more (dec_kv_tma_fits). */
+FMHA_HD int dec_kv_tma_fits(int page)
+{ /* and a box of at least 8 rows, so each box's SMEM start keeps the SW128 tile's 1024-byte alignment */
+    return page > 0 && (page % DEC_BN == 0 || (DEC_BN % page == 0 && page % 8 == 0));
+}
 FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN; }
 /* Box q of the tile starting at token kv0 (q < Bc / box rows): its first token's row in the
  * tensor's token dimension (page * page size + the offset in the page), or -1 when the box starts

@@ -232,12 +232,15 @@ static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const 
     }
 }
 
-// Step 2a (--kv-tma 1): thread 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
+// Step 2a (--kv-tma 1): warp 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
 // up to the sequence's end; D = 256 two, one per 128-byte K block) for K and V into the K-major
-// SW128 tiles on the CTA's kv barrier, announcing their bytes first (FG15); every thread copies
-// its token's two scales as gather_tile does (zero past `end`). A box lands a whole page, so rows
-// past `end` hold what the page holds: the transpose zeroes V's (transpose_v<D, true>); K's only
-// meet masked scores.
+// SW128 tiles on the CTA's kv barrier: lane q looks up box q's page (the lookups of all boxes in
+// flight at once, not one after the other), lane 0 announces their bytes (FG15), then each lane
+// issues its own. Every thread copies its token's two scales as gather_tile does (zero past `end`).
+// A box lands a whole page, so rows past `end` hold what the page holds: the transpose zeroes V's
+// (transpose_v<D, true>); K's only meet masked scores. The previous tile's reads of K (its MMAs,
+// waited for) and of Vs (the transpose, then every thread's proxy fence) precede these writes
+// through the barriers between the tiles.
 template <int D>
 static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
                                                        int end, uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
@@ -246,25 +249,25 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
     const dec_params &p = a.p;
     constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
     static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
+    static_assert(DEC_BN / 8 <= 32, "a warp's lanes hold every box of a tile (pages of 8 tokens or more)");
     const int t = threadIdx.x;
-    if (t == 0) {
+    if (t < 32) {
         const int rows = dec_kv_tma_box_rows(p.page);
-        int n = 0; // boxes with a token before `end`: a prefix of the tile's DEC_BN / rows
-        while (n < DEC_BN / rows && kv0 + n * rows < end) n++;
-        fence_proxy_async(); // the previous tile's generic reads of Vs (the transpose) before these writes
-        mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
-        for (int q = 0; q < n; q++) {
-            const int tok = (int)dec_kv_tma_box(&p, table, kv0, q, end);
+        const int64_t tok = t < DEC_BN / rows ? dec_kv_tma_box(&p, table, kv0, t, end) : -1;
+        const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
+        if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
+        __syncwarp();
+        if (tok >= 0) {
 #pragma unroll
             for (int kb = 0; kb < KB; kb++) {
-                const uint32_t off = smem_tile_offset_raw(&tk, q * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
-                tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, tok);
-                tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, tok);
+                const uint32_t off = smem_tile_offset_raw(&tk, t * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
+                tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, (int)tok);
+                tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, (int)tok);
             }
         }
     }
-    const int tok = kv0 + t;
-    const int64_t row = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    const int my_tok = kv0 + t; // the token whose scales this thread copies
+    const int64_t row = my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
     cp_async_4(sm_sk + t, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
     cp_async_4(sm_sv + t, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
 }
@@ -953,7 +956,8 @@ template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
 }
 
 // --kv-tma 1: K's and V's tensor maps (dec_kv_tma_box's view), through the project's checker and
-// the driver. Encoded once per cache (the last one is kept): the timed launches then pay nothing.
+// the driver. Encoded once per cache (the last one is kept, for the one host thread that launches):
+// the timed launches then pay nothing. The kernels pass a box's first token as a 32-bit coordinate.
 static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
 {
     static struct {
@@ -965,6 +969,11 @@ static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
         last.num_pages == p.num_pages) {
         a->tk = last.tk, a->tv = last.tv;
         return 0;
+    }
+    if ((int64_t)p.num_pages * p.page >= ((int64_t)1 << 31)) {
+        fprintf(stderr, "stage D: the TMA gather addresses tokens with 32-bit coordinates: %d pages of %d tokens are "
+                "too many\n", p.num_pages, p.page);
+        return 1;
     }
     tmap_params m;
     memset(&m, 0, sizeof m);

@@ -66,7 +66,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     }
     if (o->kv_tma && !dec_kv_tma_fits(o->page)) {
         snprintf(err, len, "--kv-tma=1 --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
-                 "must be whole boxes: the page a multiple of %d or a divisor of it", o->page, DEC_BN, DEC_BN);
+                 "must be whole boxes: the page a multiple of %d or a divisor of it of 8 tokens or more", o->page, DEC_BN, DEC_BN);
         return 2;
     }
     if (o->kv_tma && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {

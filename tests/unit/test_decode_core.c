@@ -172,5 +172,6 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
                              covered, want);
             }
     }
-    cr_expect(!dec_kv_tma_fits(48) && !dec_kv_tma_fits(0) && dec_kv_tma_fits(512), "the fit rule");
+    cr_expect(!dec_kv_tma_fits(48) && !dec_kv_tma_fits(0) && !dec_kv_tma_fits(4) && dec_kv_tma_fits(8) &&
+                  dec_kv_tma_fits(512), "the fit rule: whole tiles a page, or whole pages of 8 or more a tile");
 }
