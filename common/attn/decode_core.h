@@ -193,6 +193,16 @@ FMHA_HD smem_tile dec_p_tile(int bm) { return smem_tile_make(MAJOR_K, SWZ_128B, 
 FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
 /* The FG20 variant's V tile: as stored, MN-major for P V (V[kv][d]: N = d contiguous). */
 FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 1, d, DEC_BN); }
+/* The byte offset of V's operand in P V (rows mn0.. of D, K step k of the keys) from its step-0
+ * descriptor's start: Vt K-major, or the FG20 variant's V as stored (MN-major). The sm90 kernels
+ * encode each descriptor once and add this per step (smem_desc_add). Both tiles are constants
+ * there, so each offset folds and the choice is one select (a reference to one tile chosen at run
+ * time would put both tiles on the stack). */
+FMHA_HD uint32_t dec_vt_step_offset(const smem_tile *tvt, const smem_tile *tv_mn, int v_mn, int mn0, int k)
+{
+    return v_mn ? smem_tile_offset_raw(tv_mn, mn0, 0) + smem_tile_k_advance(tv_mn, k)
+                : smem_tile_offset_raw(tvt, mn0, 0) + smem_tile_k_advance(tvt, k);
+}
 
 FMHA_HD grid3 dec_grid(const dec_params *p)
 {

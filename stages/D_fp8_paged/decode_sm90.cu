@@ -352,13 +352,13 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         wgmma_acc_map(t, i, &r, &c);
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
-        const float inv = 1.0f / sp[hi];
+        const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
         *(uint16_t *)(smem_p + smem_tile_offset(&tp, r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
     }
     // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        alpha[hi] *= u_i[hi] / sp[hi];
+        alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
         u_i[hi] = sp[hi];
     }
 #pragma unroll
@@ -590,13 +590,25 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
     const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23 (--ring)
     ring_state rs = ring_make(RING > 0 ? RING : 1);
-    uint8_t *tile_k = smem_k, *tile_vt = smem_vt; // this tile's K and Vt: the one buffer, or the ring's slot
+    // The MMAs' descriptors at K step 0, encoded once: Q's, P's, and K's and Vt's in the one buffer
+    // (the ring: in slot 0, a slot's offset added per tile); each K step is then one add
+    // (smem_tile_desc_sm90_k). Re-encoded at every step they took about 130 of a warp's 1290
+    // instructions a tile (ncu). The empty asm keeps ptxas from re-encoding them inside the loop.
+    const ring_slot sl0 = ring_slot_at<D>(smem_k, 0);
+    uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, 0), dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, 0);
+    uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(RING > 0 ? sl0.k : smem_k), 0, 0);
+    const uint32_t vt_base = smem_u32(RING > 0 ? sl0.vt : smem_vt);
+    uint64_t dvt0 = v_mn ? smem_tile_desc_sm90(&tv_mn, vt_base, 0, 0) : smem_tile_desc_sm90(&tvt, vt_base, 0, 0);
+    // (no register pin: at 128 registers a thread the pinned descriptors pushed values to local memory)
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
+        uint64_t dk = dk0, dvt = dvt0;
         if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
-            tile_k = sl.k, tile_vt = sl.vt, sk = sl.sk, sv = sl.sv;
+            dk = smem_desc_add(dk0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
+            dvt = smem_desc_add(dvt0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
+            sk = sl.sk, sv = sl.sv;
             mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             int pf_lo, pf_hi;
@@ -616,8 +628,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int k = 0; k < D; k += 32)
-                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90(&tk, smem_u32(tile_k), 64 * h, k),
-                                           smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
+                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90_k(&tk, smem_desc_add(dk, smem_tile_offset_raw(&tk, 64 * h, 0)), k),
+                                           smem_tile_desc_sm90_k(&tq, dq, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -688,12 +700,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         }
         consumers_sync<RING>();
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
-        float sp[RPT];
+        float sp[RPT], inv_sp[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
             const int c = row_of(jr);
             const float pm = fmaxf(fmaxf(red_p[c], red_p[NR + c]), fmaxf(red_p[2 * NR + c], red_p[3 * NR + c]));
             sp[jr] = dec_p_scale(pm, svmax);
+            inv_sp[jr] = __fdividef(1.0f, sp[jr]); // one reciprocal a row: no division's slow path per value
         }
         // P's codes, P [NR rows x 128 keys] K-major: one byte per value
 #pragma unroll
@@ -703,12 +716,12 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                 int r, c;
                 wgmma_acc_map(t, i, &r, &c);
                 const int jr = jr_of(i);
-                smem_p[smem_tile_offset(&tp, c, 64 * h + r)] = (uint8_t)pack_e4m3x2(s[h][i] / sp[jr], 0.0f);
+                smem_p[smem_tile_offset(&tp, c, 64 * h + r)] = (uint8_t)pack_e4m3x2(s[h][i] * inv_sp[jr], 0.0f);
             }
         // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
-            alpha[jr] *= u_i[jr] / sp[jr];
+            alpha[jr] *= u_i[jr] * inv_sp[jr];
             u_i[jr] = sp[jr];
         }
 #pragma unroll
@@ -724,9 +737,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         for (int dm = 0; dm < D / 64; dm++)
 #pragma unroll
             for (int k = 0; k < DEC_BN; k += 32) {
-                const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(tile_vt), 64 * dm, k)
-                                            : smem_tile_desc_sm90(&tvt, smem_u32(tile_vt), 64 * dm, k);
-                wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), 1);
+                const uint64_t vdesc = smem_desc_add(dvt, dec_vt_step_offset(&tvt, &tv_mn, v_mn, 64 * dm, k));
+                wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90_k(&tp, dp, k), 1);
             }
         wgmma_commit();
         wgmma_wait<0>();
@@ -854,6 +866,11 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
     const int end = dec_gather_end(&p, len);
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+    // The MMAs' descriptors at K step 0, encoded once (as in the swapped kernel)
+    const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, 0), dk = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
+    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, 0);
+    const uint64_t dvt = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, 0) : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, 0);
+
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
@@ -871,8 +888,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < D; k += 32)
-            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k),
-                                     smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, dk, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -890,9 +906,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < DEC_BN; k += 32) {
-            const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, k)
-                                        : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, k);
-            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), vdesc, 1);
+            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90_k(&tp, dp, k), smem_desc_add(dvt, dec_vt_step_offset(&tvt, &tv_mn, v_mn, 0, k)), 1);
         }
         wgmma_commit();
         wgmma_wait<0>();

@@ -175,3 +175,30 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
     cr_expect(!dec_kv_tma_fits(48) && !dec_kv_tma_fits(0) && !dec_kv_tma_fits(4) && dec_kv_tma_fits(8) &&
                   dec_kv_tma_fits(512), "the fit rule: whole tiles a page, or whole pages of 8 or more a tile");
 }
+
+/* The sm90 kernels encode each MMA descriptor once and move it per K step by an add: for K's two
+ * m64 halves and V's D/64 blocks (Vt K-major, or the FG20 variant's V as stored), at every K step,
+ * the step-0 descriptor plus the offset is the descriptor encoded directly at that step. */
+Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
+{
+    static const int ds[] = {64, 128, 256};
+    const uint32_t base = 0x8000u; /* a 1024-aligned SMEM address */
+    for (unsigned di = 0; di < 3; di++) {
+        const int d = ds[di];
+        const smem_tile tk = dec_k_tile(d), tvt = dec_vt_tile(d), tvm = dec_v_mn_tile(d);
+        const uint64_t dk0 = smem_tile_desc_sm90(&tk, base, 0, 0);
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < d; k += 32)
+                cr_assert_eq(smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, smem_tile_offset_raw(&tk, 64 * h, 0)), k),
+                             smem_tile_desc_sm90(&tk, base, 64 * h, k), "D %d K half %d step %d", d, h, k);
+        for (int v_mn = 0; v_mn < 2; v_mn++) {
+            const smem_tile *t = v_mn ? &tvm : &tvt;
+            const uint64_t dv0 = smem_tile_desc_sm90(t, base, 0, 0);
+            for (int dm = 0; dm < d / 64; dm++)
+                for (int k = 0; k < DEC_BN; k += 32)
+                    cr_assert_eq(smem_desc_add(dv0, dec_vt_step_offset(&tvt, &tvm, v_mn, 64 * dm, k)),
+                                 smem_tile_desc_sm90(t, base, 64 * dm, k), "D %d %s block %d step %d", d,
+                                 v_mn ? "V as stored" : "Vt", dm, k);
+        }
+    }
+}
