@@ -193,6 +193,16 @@ FMHA_HD smem_tile dec_p_tile(int bm) { return smem_tile_make(MAJOR_K, SWZ_128B, 
 FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
 /* The FG20 variant's V tile: as stored, MN-major for P V (V[kv][d]: N = d contiguous). */
 FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 1, d, DEC_BN); }
+/* The 16-byte d-chunk lane `lane` takes when its warp transposes chunk ch of V (sm90's transpose:
+ * lane a holds tokens 4a..4a+3, and each of its four 16-byte reads is token 4a+q's row at its
+ * chunk). In the SW128 tile a row's chunk c sits at c ^ (row % 8), and row % 8 = 4 (a % 2) + q, so
+ * with every lane at chunk ch the 8 lanes of a read phase hit 2 chunk slots: 4-way bank conflicts
+ * (ncu: 26% excess shared wavefronts). XOR-ing ch with (a / 2) % 4 spreads the 8 lanes over 8
+ * slots; it only permutes which of a group of 4 chunks a lane takes, so a warp's lanes together
+ * still take every chunk a warp is given once. The stores stay conflict-free: a store's Vt row
+ * differs per lane, but its row % 8 does not. tests/unit/test_decode_core.c counts both. */
+FMHA_HD int dec_transpose_chunk(int ch, int lane) { return ch ^ ((lane >> 1) & 3); }
+
 /* The byte offset of V's operand in P V (rows mn0.. of D, K step k of the keys) from its step-0
  * descriptor's start: Vt K-major, or the FG20 variant's V as stored (MN-major). The sm90 kernels
  * encode each descriptor once and add this per step (smem_desc_add). Both tiles are constants

@@ -273,7 +273,8 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
 }
 
 // Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
-// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block). TAIL: tokens at or
+// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block), each lane at its
+// own chunk of a group of 4 (dec_transpose_chunk: the reads free of bank conflicts). TAIL: tokens at or
 // past `valid` (of the tile) become zeros.
 template <int D, bool TAIL = false>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
@@ -282,7 +283,7 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
     for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32)
-        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, ch, valid);
+        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, dec_transpose_chunk(ch, a), valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half

@@ -202,3 +202,64 @@ Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
         }
     }
 }
+
+/* sm90's V transpose in SMEM (decode_sm90.cu transpose_v, device/e4m3_transpose.cuh): bank
+ * conflicts counted on the tile layouts. A 16-byte load is served 8 lanes at a time; the 8 are
+ * one wavefront when their 16-byte slots (address / 16 % 8) differ. A 4-byte store of 32 lanes is
+ * one wavefront when no two lanes hit one bank at different words. With dec_transpose_chunk every
+ * load and store is one wavefront a phase; with every lane at its warp's chunk, 4. Every (token,
+ * chunk) is also taken exactly once. */
+static int load_wavefronts(const smem_tile *tvs, int warp, int ch, int q, int spread)
+{
+    int worst = 0;
+    for (int phase = 0; phase < 4; phase++) {
+        int slots[8] = {0};
+        for (int l = 0; l < 8; l++) {
+            const int a = 8 * phase + l, c = spread ? dec_transpose_chunk(ch, a) : ch;
+            slots[(smem_tile_offset(tvs, 4 * a + q, 16 * c) / 16) % 8]++;
+        }
+        int m = 0;
+        for (int i = 0; i < 8; i++) m = slots[i] > m ? slots[i] : m;
+        worst = m > worst ? m : worst;
+    }
+    (void)warp;
+    return worst;
+}
+static int store_wavefronts(const smem_tile *tvt, int ch, int wd, int k, int spread)
+{
+    uint32_t word[32][32]; /* per bank, the distinct words */
+    int n[32] = {0}, worst = 0;
+    for (int a = 0; a < 32; a++) {
+        const int c = spread ? dec_transpose_chunk(ch, a) : ch;
+        const uint32_t w = smem_tile_offset(tvt, 16 * c + 4 * wd + k, 4 * a) / 4, b = w % 32;
+        int seen = 0;
+        for (int i = 0; i < n[b]; i++) seen |= word[b][i] == w;
+        if (!seen) word[b][n[b]++] = w;
+        worst = n[b] > worst ? n[b] : worst;
+    }
+    return worst;
+}
+Test(decode_core, v_transpose_is_free_of_bank_conflicts)
+{
+    static const int ds[] = {64, 128, 256};
+    for (unsigned di = 0; di < 3; di++) {
+        const int d = ds[di], chunks = d / 16;
+        const smem_tile tvs = dec_vs_tile(d), tvt = dec_vt_tile(d);
+        int taken[16][32] = {{0}};
+        for (int w = 0; w < 4; w++)
+            for (int ch = w; ch < chunks; ch += 4) {
+                for (int a = 0; a < 32; a++) taken[dec_transpose_chunk(ch, a)][a]++;
+                for (int q = 0; q < 4; q++) {
+                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 1), 1, "D %d chunk %d token %d: a load phase conflicts", d, ch, q);
+                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 0), 4, "D %d: the unspread reads are 4-way conflicts", d);
+                }
+                for (int wd = 0; wd < 4; wd++)
+                    for (int k = 0; k < 4; k++)
+                        cr_expect_eq(store_wavefronts(&tvt, ch, wd, k, 1), 1, "D %d chunk %d word %d.%d: a store conflicts",
+                                     d, ch, wd, k);
+            }
+        for (int c = 0; c < chunks; c++)
+            for (int a = 0; a < 32; a++)
+                cr_expect_eq(taken[c][a], 1, "D %d: chunk %d of lane %d's tokens taken %d times", d, c, a, taken[c][a]);
+    }
+}
