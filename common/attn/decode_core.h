@@ -175,7 +175,10 @@ FMHA_HD int dec_gather_end(const dec_params *p, int len)
 FMHA_HD float dec_p_scale(float pmax, float svmax)
 {
     const float floor = svmax * DEC_P_FLOOR;
-    return (pmax > floor ? pmax : floor) / DEC_E4M3_MAX;
+    const float sp = (pmax > floor ? pmax : floor) / DEC_E4M3_MAX;
+    /* and never below the smallest normal float: the sm90 kernels multiply by its fast reciprocal
+     * (__fdividef, exact only for normal divisors), which would be inf below it */
+    return sp > 1.17549435e-38f ? sp : 1.17549435e-38f;
 }
 
 /* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128

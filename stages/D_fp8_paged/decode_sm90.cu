@@ -280,6 +280,7 @@ template <int D, bool TAIL = false>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
                                                    const smem_tile &tvt, unsigned t, int valid = DEC_BN)
 {
+    static_assert(D % 64 == 0, "dec_transpose_chunk permutes aligned groups of 4 chunks");
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
     for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32)
@@ -594,7 +595,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     // The MMAs' descriptors at K step 0, encoded once: Q's, P's, and K's and Vt's in the one buffer
     // (the ring: in slot 0, a slot's offset added per tile); each K step is then one add
     // (smem_tile_desc_sm90_k). Re-encoded at every step they took about 130 of a warp's 1290
-    // instructions a tile (ncu). The empty asm keeps ptxas from re-encoding them inside the loop.
+    // instructions a tile (ncu).
     const ring_slot sl0 = ring_slot_at<D>(smem_k, 0);
     uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, 0), dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, 0);
     uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(RING > 0 ? sl0.k : smem_k), 0, 0);

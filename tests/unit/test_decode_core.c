@@ -100,6 +100,8 @@ Test(decode_core, p_scale_is_finite_and_never_zero)
     cr_expect(s0 > 0.0f && isfinite(s0), "sp = %g", s0);
     cr_expect_float_eq(s0, 0.5f * DEC_P_FLOOR / 448.0f, 1e-12f);
     cr_expect_float_eq(dec_p_scale(1e-12f, 1.0f), DEC_P_FLOOR / 448.0f, 1e-12f, "the floor binds below 2^-20 svmax");
+    const float tiny = dec_p_scale(0.0f, 1e-35f); /* V scales so small the floor is subnormal */
+    cr_expect(tiny >= 1.17549435e-38f && isfinite(1.0f / tiny), "sp = %g: a normal float, its reciprocal finite", tiny);
 }
 
 /* --prefetch N: while tile j of a split [t0, t1) is gathered, the tiles dec_prefetch_range names are
