@@ -390,15 +390,15 @@ def decode_bf16_bytes(r):
 
 VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
-                 "--kv-tma 1": "tab:red"}
-VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma": "TMA gather"}
+                 "--kv-tma 1": "tab:red", "--m64-groups 2": "tab:orange"}
+VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma": "TMA gather", "m64-groups": "two warpgroups a tile"}
 
 
 def ablation_variant(r):
-    """'--ring 2', '--prefetch 2' or '--kv-tma 1' from a decode ablation row's note ('switches: --ring 2'),
-    else None."""
-    m = re.search(r"--(ring|prefetch|kv-tma) (\S+)", r.get("note") or "")
-    return "--%s %s" % m.groups() if m else None
+    """'--ring 2', '--prefetch 2', '--kv-tma 1', '--m64-groups 2' (or several, in the note's order) from a
+    decode ablation row's note ('switches: --ring 2'), else None. --splits is not a variant."""
+    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups) (\S+)", r.get("note") or "")
+    return " ".join("--%s %s" % g for g in m) if m else None
 
 
 def fig_decode(run, path):
@@ -437,7 +437,7 @@ def fig_decode(run, path):
                    and r["gbps"] and (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
             for var in sorted({ablation_variant(r) for r in abl} - {None}):
                 pr = sorted((r for r in abl if ablation_variant(r) == var), key=lambda r: r["skv"])
-                what = VARIANT_WHAT.get(var.split()[0][2:], "")
+                what = " + ".join(VARIANT_WHAT.get(w[2:], "") for w in var.split()[::2])
                 ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-",
                         color=VARIANT_COLOR.get(var, "tab:purple"), label="stage D %s (%s), %s" % (var, what, lbl))
                 top += [r["gbps"] for r in pr]
@@ -773,6 +773,8 @@ def selftest():
               "ablation label of a short-rows row")
         check(ablation_variant({"note": "switches: --prefetch 2"}) == "--prefetch 2", "a decode row's L2 prefetch")
         check(ablation_variant({"note": "switches: --kv-tma 1"}) == "--kv-tma 1", "a decode row's TMA gather")
+        check(ablation_variant({"note": "switches: --m64-groups 2 --kv-tma 1"}) == "--m64-groups 2 --kv-tma 1",
+              "a decode row with two switches: both")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):

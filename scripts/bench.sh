@@ -494,7 +494,7 @@ if uses decode; then
     { present "$X" && [ "${FAMILY[$X]}" = decode ]; } || continue
     while read -r line; do
       [ -n "$line" ] || continue
-      sw=$(echo "$line" | grep -oE -- '--(ring|splits|prefetch|kv-tma) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+      sw=$(echo "$line" | grep -oE -- '--(ring|splits|prefetch|kv-tma|m64-groups) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
       read -r b hq hkv sq skv d c page <<<"$(tuple_of "$line")"
       run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page" "$sw"
     done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)

@@ -120,6 +120,11 @@ template <int D, int NR, int RING> struct swapped_min_ctas {
 };
 // The consumer warpgroup, plus the load warps with a ring.
 static constexpr int dec_sm90_threads(int ring) { return DEC_SM90_THREADS + (ring > 0 ? DEC_SM90_LOAD_THREADS : 0); }
+// A CTA's threads for `rows` packed rows: two warpgroups at 128 rows (--m64-groups 2).
+static constexpr int dec_sm90_block(int rows, int ring)
+{
+    return rows == 2 * DEC_BM_SM90 ? 2 * DEC_SM90_THREADS : dec_sm90_threads(ring);
+}
 
 #if DEC_SM90_DEVICE
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
@@ -276,19 +281,21 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
 // lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block), each lane at its
 // own chunk of a group of 4 (dec_transpose_chunk: the reads free of bank conflicts). TAIL: tokens at or
 // past `valid` (of the tile) become zeros.
-template <int D, bool TAIL = false>
+template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
                                                    const smem_tile &tvt, unsigned t, int valid = DEC_BN)
 {
+    static_assert(NW % 4 == 0, "whole groups of 4 chunks a round (dec_transpose_chunk)");
     static_assert(D % 64 == 0, "dec_transpose_chunk permutes aligned groups of 4 chunks");
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
-    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32)
+    for (int ch = w; ch < D / 16; ch += NW)
         e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, dec_transpose_chunk(ch, a), valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
-// of the registers skipped at compile time): the scales (K's on S's columns), the mask, the row max
+// of the registers skipped at compile time; t: the thread in its warpgroup, prow0: the group's
+// first row in P): the scales (K's on S's columns), the mask, the row max
 // over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
 // codes into SMEM; the correction O *= alpha u / sp.
 template <int D, int HALVES>
@@ -296,9 +303,8 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
                                                     float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                     const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                     const float *sk, const float *sv, uint8_t *smem_p,
-                                                    const smem_tile &tp)
+                                                    const smem_tile &tp, int t, int prow0)
 {
-    const int t = threadIdx.x;
     // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
     float mx[2] = {m_i[0], m_i[1]};
 #pragma unroll
@@ -355,7 +361,7 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
         const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
-        *(uint16_t *)(smem_p + smem_tile_offset(&tp, r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        *(uint16_t *)(smem_p + smem_tile_offset(&tp, prow0 + r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
     }
     // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
@@ -369,10 +375,10 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
-template <int D>
+template <int D, int NTH = DEC_SM90_THREADS>
 static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, uint8_t *smem_vt, uint32_t bytes)
 {
-    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * DEC_SM90_THREADS)
+    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * NTH)
         *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
 }
 
@@ -392,8 +398,9 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
 // issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
 // K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`), and all of it
 // made visible to the async proxy (the MMAs) and to every thread.
+// NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
 enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
-template <int D, bool KT>
+template <int D, bool KT, int NTH = DEC_SM90_THREADS>
 static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
                                                   int end, uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
                                                   const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
@@ -401,16 +408,18 @@ static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const 
                                                   uint32_t phase)
 {
     const dec_params &p = a.p;
-    if constexpr (KT) tma_gather_tile<D>(a, table, hk, kv0, end, smem_k, smem_vs, tk, sk, sv, bar);
-    else gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
-    for (int q = pf_lo; q <= pf_hi; q++)
-        prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
+    if (NTH == DEC_SM90_THREADS || threadIdx.x < DEC_SM90_THREADS) { // the first warpgroup gathers
+        if constexpr (KT) tma_gather_tile<D>(a, table, hk, kv0, end, smem_k, smem_vs, tk, sk, sv, bar);
+        else gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
+        for (int q = pf_lo; q <= pf_hi; q++)
+            prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
+    }
     cp_async_wait_all();
     if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
     __syncthreads();
-    if constexpr (KT) transpose_v<D, true>(smem_vs, smem_vt, tk, tvt, threadIdx.x, end - kv0);
-    else if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
-    else transpose_v<D>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
+    if constexpr (KT) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x, end - kv0);
+    else if (v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes);
+    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
     fence_proxy_async();
     __syncthreads();
 }
@@ -798,30 +807,32 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 
 // Many packed rows (more than 32: MQA, or GQA with a long Sq): the unswapped kernel, S = Q K^T with
 // 64 packed rows as M in one warpgroup, the rows in the quads of a warp (steps as above, with the
-// row reductions inside a quad).
-template <int D, bool KT>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
+// row reductions inside a quad). NG = 2 (--m64-groups 2): two warpgroups of 64 rows each share
+// every K/V tile the first gathers (all 8 warps transpose it), so a tile is read once for 128
+// packed rows instead of once per 64; each group has its own Q and P rows and its own softmax.
+template <int D, bool KT, int NG>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM90_MIN_CTAS : 1)
     decode_kernel_m64(const __grid_constant__ dec_sm90_args a)
 {
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    constexpr int BM = DEC_BM_SM90;
+    constexpr int BM = DEC_BM_SM90 * NG, NTH = DEC_SM90_THREADS * NG; // the CTA's packed rows, threads
     const smem_layout L = dec_smem_layout_make(BM, D);
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
     const smem_tile tv_mn = dec_v_mn_tile(D);
-    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [64 x D] e4m3 K-major SW128: A of S = Q K^T
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [BM x D] e4m3 K-major SW128: A of S = Q K^T (a group's 64 rows)
     uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S
     uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
     uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: B of O = P V
-    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [64 x 128 kv] e4m3 K-major SW128: A of O = P V
-    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [64] Q's row scales
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [BM x 128 kv] e4m3 K-major SW128: A of O = P V (a group's 64 rows)
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
     float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
-    const int t = threadIdx.x;
+    const int t = threadIdx.x % DEC_SM90_THREADS, g = threadIdx.x / DEC_SM90_THREADS; // thread in its group, group
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
-    const int len = p.seqlens[b], m0 = mt * BM, M = dec_rows(&p);
+    const int len = p.seqlens[b], m0 = mt * BM + DEC_BM_SM90 * g, M = dec_rows(&p); // m0: this group's first row
     const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
     const float scale_log2 = p.scale * DEC_LOG2E;
     int t0, t1;
@@ -851,16 +862,17 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
 
     const uint32_t kv_bar = smem_u32(smem + L.bars) + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier
     if constexpr (KT) {
-        if (t == 0) {
+        if (threadIdx.x == 0) {
             mbar_init(kv_bar, 1);
             mbar_fence_init();
         }
     }
-    // Step 1: prologue: Q quantised per row (its barrier also orders the init before any use)
-    quantise_q_rows<D, BM>(p, b, hk, m0, smem_q, tq, sm_sq);
+    // Step 1: prologue: Q quantised per row, the CTA's BM rows by its 2 BM threads (its barrier also
+    // orders the init before any use)
+    quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
     __syncthreads();
     float rowfac[2];
-    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[rloc[hi]];
+    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[DEC_BM_SM90 * g + rloc[hi]];
 
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f}, u_i[2] = {1.0f, 1.0f};
     float o[D / 2];
@@ -869,8 +881,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
     const int end = dec_gather_end(&p, len);
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
     // The MMAs' descriptors at K step 0, encoded once (as in the swapped kernel)
-    const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, 0), dk = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
-    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, 0);
+    const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), DEC_BM_SM90 * g, 0); // this group's Q rows
+    const uint64_t dk = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
+    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), DEC_BM_SM90 * g, 0); // and P rows
     const uint64_t dvt = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, 0) : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, 0);
 
 
@@ -880,8 +893,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
         // into L2 with --prefetch); V_j transposed
         int pf_lo, pf_hi;
         dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-        kv_tile_in<D, KT>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi,
-                          kv_bar, (uint32_t)(j - t0) & 1u);
+        kv_tile_in<D, KT, NTH>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
+                               pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];
@@ -899,8 +912,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
         // rows, so the second half of its registers is skipped too. The other warps leave stale P
         // rows in SMEM; their O rows are never stored.
         const int w0 = m0 + 16 * (t / 32);
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
 
         // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
         fence_proxy_async();
@@ -958,9 +971,12 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS)
 // the TMA gather's (stage_d.c allows it without the ring only).
 template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
 {
-    if constexpr (NR == 64) {
+    if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
         (void)ring;
-        return kt ? decode_kernel_m64<D, true> : decode_kernel_m64<D, false>;
+        return kt ? decode_kernel_m64<D, true, 2> : decode_kernel_m64<D, false, 2>;
+    } else if constexpr (NR == DEC_BM_SM90) {
+        (void)ring;
+        return kt ? decode_kernel_m64<D, true, 1> : decode_kernel_m64<D, false, 1>;
     } else {
         switch (ring) {
         case 2: return decode_kernel_swapped<D, NR, 2, false>;
@@ -1028,8 +1044,8 @@ static int launch_rows(const dec_params &p)
     a.p = p;
     if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        const int ring = NR == 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
-        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring, p.kv_tma), dec_grid(&p), dec_sm90_threads(ring),
+        const int ring = NR >= 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
+        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring, p.kv_tma), dec_grid(&p), dec_sm90_block(NR, ring),
                              smem, a);
     });
 }
@@ -1043,7 +1059,8 @@ extern "C" int stage_d_sm90_launch(const void *params)
     case 16: rc = launch_rows<16>(p); break;
     case 32: rc = launch_rows<32>(p); break;
     case 64: rc = launch_rows<64>(p); break;
-    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64)\n", p.bm); return 1;
+    case 128: rc = launch_rows<128>(p); break;
+    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64, 128)\n", p.bm); return 1;
     }
     return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
 }
@@ -1056,7 +1073,7 @@ static int occupancy_rows(int d, int ring, int kt)
         dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt);
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_threads(ring), smem) != cudaSuccess) {
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {
             fprintf(stderr, "stage D: the occupancy query failed: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 0;
         }
@@ -1070,6 +1087,7 @@ extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma)
     case 8: return occupancy_rows<8>(d, ring, kv_tma);
     case 16: return occupancy_rows<16>(d, ring, kv_tma);
     case 32: return occupancy_rows<32>(d, ring, kv_tma);
+    case 128: return occupancy_rows<128>(d, 0, kv_tma);
     default: return occupancy_rows<64>(d, 0, kv_tma);
     }
 }

@@ -16,7 +16,9 @@
 /* Packed rows per CTA: sm90's MMA N (8..64, by the shape), or sm100's M = 128 (emu models sm100). */
 static int bm_of(const fmha_opts *o)
 {
-    return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
+    if (o->backend != BACKEND_SM90) return DEC_BM_SM100;
+    const int bm = dec_sm90_bm(o->hq / o->hkv * o->sq);
+    return bm == DEC_BM_SM90 && o->m64_groups == 2 ? 2 * DEC_BM_SM90 : bm; /* --m64-groups 2: 128 rows a CTA */
 }
 
 /* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
@@ -57,6 +59,15 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     if (o->prefetch && (o->backend != BACKEND_SM90 || o->ring)) {
         snprintf(err, len, "--prefetch=%d: the L2 prefetch is sm90's unpipelined kernels' (--backend sm90, no --ring): "
                  "there a CTA gathers each tile itself, and the prefetch warms L2 for the tiles after it", o->prefetch);
+        return 2;
+    }
+    if (o->m64_groups < 0 || o->m64_groups > 2) {
+        snprintf(err, len, "--m64-groups=%d: one or two warpgroups of 64 packed rows share a K/V tile", o->m64_groups);
+        return 2;
+    }
+    if (o->m64_groups == 2 && (o->backend != BACKEND_SM90 || dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90)) {
+        snprintf(err, len, "--m64-groups=2: two warpgroups share the tiles of sm90's unswapped kernel (--backend sm90, "
+                 "more than 32 packed rows a KV head: Hq/Hkv x Sq = %d here)", o->hq / o->hkv * o->sq);
         return 2;
     }
     if (o->kv_tma && (o->backend != BACKEND_SM90 || o->ring)) {
@@ -178,8 +189,8 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90), the L2 prefetch (--prefetch) and the TMA gather
- * (--kv-tma) at the target
+/* ablation: the pipelined decode (--ring, sm90), the L2 prefetch (--prefetch), the TMA gather
+ * (--kv-tma) and two warpgroups on one K/V tile (--m64-groups, MQA) at the target
  * shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
  * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
@@ -208,6 +219,10 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --m64-groups 2",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)

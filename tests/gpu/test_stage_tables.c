@@ -9,9 +9,9 @@
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
- *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4) and the TMA gather
- *      (--kv-tma 1), sm90 only, so their rows are listed here, not in the table the sm100 run
- *      shares
+ *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4), the TMA gather
+ *      (--kv-tma 1) and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their
+ *      rows are listed here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
  *   F  stage C's table through the ring (its default switches), then every switch combination at
  *      a few shapes (ring 1..3, ws 0/1, ping-pong, overlap) and Skv 16k / 32k; five runs bitwise
@@ -134,6 +134,25 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
     SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
+}
+
+/* Two warpgroups of 64 packed rows on one K/V tile (--m64-groups 2, the unswapped kernel past 32
+ * rows): MQA's 128 rows in one CTA, 96 and 80 rows (the second group part empty, or its last rows
+ * past M), Sq 1..8, D 64 / 128 / 256, page 16..256, split on and off, ragged, with the TMA gather,
+ * with the prefetch. */
+static const char *const m64_groups_rows[] = {
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --m64-groups 2 --seed 91",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --m64-groups 2 --seed 92",
+    "--b 4 --hq 128 --hkv 1 --sq 8 --skv 1500 --ragged --d 64 --page 256 --splits 5 --m64-groups 2 --seed 93",
+    "--b 2 --hq 96 --hkv 1 --sq 1 --seqlens 1,1029 --d 256 --page 64 --m64-groups 2 --seed 94",
+    "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 128 --page 32 --splits 2 --m64-groups 2 --seed 95",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 5000 --d 128 --page 64 --splits 3 --m64-groups 2 --kv-tma 1 --seed 96",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --d 128 --page 128 --m64-groups 2 --prefetch 1 --seed 97",
+};
+Test(stage_d_gpu, sm90_m64_groups, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(m64_groups_rows, 2, "--m64-groups");
 }
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }
