@@ -30,7 +30,8 @@
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
-#define DEC_BM_SM90 64    /* the most packed query rows per CTA on sm90: 8, 16, 32 (swapped MMAs) or 64 */
+#define DEC_BM_SM90 64    /* packed query rows a warpgroup takes on sm90: 8, 16, 32 (swapped MMAs) or 64; a CTA
+                           * of two such warpgroups takes 128 (--m64-groups 2) */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_MAX_RING 4    /* the pipelined decode's deepest K/V ring */
@@ -55,7 +56,8 @@ typedef struct {
     int page, num_pages, max_pages;
     int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
-    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
+    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape (2 x DEC_BM_SM90 with
+                                      * --m64-groups 2), sm100 DEC_BM_SM100 */
     int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
     int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
                                       * gather (0..DEC_MAX_PREFETCH); 0 = none */

@@ -6,7 +6,8 @@
 // bytes 4a..4a+3 of its Vt row. The kernels choose which lanes take which chunks, so that neither
 // the reads (8 lanes a phase, 16 bytes each) nor the stores meet bank conflicts: decode_sm90.cu's
 // 4 warps share the chunks, each lane at its own chunk of a group of 4 (dec_transpose_chunk: a
-// store's rows then differ per lane but not their row % 8, so its 32 words hit 32 banks);
+// store's rows then differ per lane but not their row % 8, so its 32 words hit 32 banks; with
+// --m64-groups 2 the 8 warps of two warpgroups share them);
 // decode_sm100.cu's one warp starts each lane at its own chunk.
 #pragma once
 #include <stdint.h>

@@ -33,7 +33,8 @@
 //   O_acc = (alpha u / sp) O_acc + p8 V8^T,  u = sp              O = u O_acc throughout
 //   at the end: O = u O_acc / l_i, LSE = m_i ln 2 + ln l_i
 //
-// One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile); the gather, the
+// One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile; past 32 rows
+// --m64-groups 2 runs two warpgroups of 64 rows on each tile); the gather, the
 // MMAs and the softmax take turns. --ring R (the swapped kernel, RING = R): 128 more threads, a
 // load warpgroup, fill a ring of R slots ahead of the consumers (stage F's ring on this cache;
 // steps 2a and 2a' split between the roles, the math unchanged).
@@ -314,7 +315,7 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
         float colscale = sk[c];
-        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[rloc[hi]]; // FG17: key r's scale on row r
+        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[prow0 + rloc[hi]]; // FG17: key r's scale on row r
         if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
         s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
         mx[hi] = fmaxf(mx[hi], s[i]);
@@ -829,7 +830,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
     uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [BM x 128 kv] e4m3 K-major SW128: A of O = P V (a group's 64 rows)
     float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
     float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
-    const int t = threadIdx.x % DEC_SM90_THREADS, g = threadIdx.x / DEC_SM90_THREADS; // thread in its group, group
+    // the thread in its warpgroup, and the group (NG = 1: the CTA's thread, group 0, folded at compile time)
+    const int t = NG == 1 ? (int)threadIdx.x : (int)(threadIdx.x % DEC_SM90_THREADS);
+    const int g = NG == 1 ? 0 : (int)(threadIdx.x / DEC_SM90_THREADS);
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
     const int len = p.seqlens[b], m0 = mt * BM + DEC_BM_SM90 * g, M = dec_rows(&p); // m0: this group's first row
@@ -935,7 +938,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
         fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
-        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[rloc[hi]]; // FG17: a row factor of O
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[DEC_BM_SM90 * g + rloc[hi]]; // FG17: a row factor of O
     }
     const bool split_out = p.splits > 1;
 #pragma unroll

@@ -137,9 +137,9 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
 }
 
 /* Two warpgroups of 64 packed rows on one K/V tile (--m64-groups 2, the unswapped kernel past 32
- * rows): MQA's 128 rows in one CTA, 96 and 80 rows (the second group part empty, or its last rows
- * past M), Sq 1..8, D 64 / 128 / 256, page 16..256, split on and off, ragged, with the TMA gather,
- * with the prefetch. */
+ * rows): MQA's 128 rows in one CTA; 96, 80 and 40 rows (the second group partly or wholly past the
+ * rows); 160 rows (two m-tiles, the last with an empty second group); Sq 1..8, D 64 / 128 / 256,
+ * page 16..256, split on and off, ragged, with the TMA gather at each D, with the prefetch. */
 static const char *const m64_groups_rows[] = {
     "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --m64-groups 2 --seed 91",
     "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --m64-groups 2 --seed 92",
@@ -148,6 +148,8 @@ static const char *const m64_groups_rows[] = {
     "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 128 --page 32 --splits 2 --m64-groups 2 --seed 95",
     "--b 2 --hq 128 --hkv 1 --sq 1 --skv 5000 --d 128 --page 64 --splits 3 --m64-groups 2 --kv-tma 1 --seed 96",
     "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --d 128 --page 128 --m64-groups 2 --prefetch 1 --seed 97",
+    "--b 3 --hq 40 --hkv 1 --sq 1 --skv 700 --ragged --d 64 --page 32 --m64-groups 2 --kv-tma 1 --seed 98",  /* group 1 empty */
+    "--b 2 --hq 40 --hkv 1 --sq 4 --skv 1300 --d 256 --page 256 --splits 2 --m64-groups 2 --kv-tma 1 --seed 99", /* 2 m-tiles */
 };
 Test(stage_d_gpu, sm90_m64_groups, .timeout = 600)
 {
