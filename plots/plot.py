@@ -389,14 +389,16 @@ def decode_bf16_bytes(r):
 
 
 VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
-                 "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive"}
-VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch"}
+                 "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
+                 "--kv-tma 1": "tab:red", "--m64-groups 2": "tab:orange"}
+VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma": "TMA gather", "m64-groups": "two warpgroups a tile"}
 
 
 def ablation_variant(r):
-    """'--ring 2' or '--prefetch 2' from a decode ablation row's note ('switches: --ring 2'), else None."""
-    m = re.search(r"--(ring|prefetch) (\S+)", r.get("note") or "")
-    return "--%s %s" % m.groups() if m else None
+    """'--ring 2', '--prefetch 2', '--kv-tma 1', '--m64-groups 2' (or several, in the note's order) from a
+    decode ablation row's note ('switches: --ring 2'), else None. --splits is not a variant."""
+    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups) (\S+)", r.get("note") or "")
+    return " ".join("--%s %s" % g for g in m) if m else None
 
 
 def fig_decode(run, path):
@@ -430,12 +432,12 @@ def fig_decode(run, path):
                     label="stage D (%s, FP8 paged), %s" % (sub[0]["backend"], lbl))
             top += [r["gbps"] for r in sub]
             # stage D's ablation rows (--ring N: the pipelined decode; --prefetch N: the L2
-            # prefetch), one line per switch setting
+            # prefetch; --kv-tma 1: the TMA gather), one line per switch setting
             abl = [r for r in run.rows if r["kind"] == "ablation" and r["name"] == "D" and r["status"] == "ok"
                    and r["gbps"] and (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
             for var in sorted({ablation_variant(r) for r in abl} - {None}):
                 pr = sorted((r for r in abl if ablation_variant(r) == var), key=lambda r: r["skv"])
-                what = VARIANT_WHAT.get(var.split()[0][2:], "")
+                what = " + ".join(VARIANT_WHAT.get(w[2:], "") for w in var.split()[::2])
                 ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-",
                         color=VARIANT_COLOR.get(var, "tab:purple"), label="stage D %s (%s), %s" % (var, what, lbl))
                 top += [r["gbps"] for r in pr]
@@ -770,6 +772,9 @@ def selftest():
         check(ablation_label({"note": "switches: --consumers 2 --persistent 1"}) == "groups 2, persistent 1",
               "ablation label of a short-rows row")
         check(ablation_variant({"note": "switches: --prefetch 2"}) == "--prefetch 2", "a decode row's L2 prefetch")
+        check(ablation_variant({"note": "switches: --kv-tma 1"}) == "--kv-tma 1", "a decode row's TMA gather")
+        check(ablation_variant({"note": "switches: --m64-groups 2 --kv-tma 1"}) == "--m64-groups 2 --kv-tma 1",
+              "a decode row with two switches: both")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):

@@ -30,7 +30,8 @@
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
-#define DEC_BM_SM90 64    /* the most packed query rows per CTA on sm90: 8, 16, 32 (swapped MMAs) or 64 */
+#define DEC_BM_SM90 64    /* packed query rows a warpgroup takes on sm90: 8, 16, 32 (swapped MMAs) or 64; a CTA
+                           * of two such warpgroups takes 128 (--m64-groups 2) */
 #define DEC_BM_SM100 128  /* on sm100 (and emu, its twin): the M = 128 MMA, one row per TMEM lane */
 #define DEC_MAX_SPLITS 64 /* split-KV: at most this many CTAs share one sequence's keys */
 #define DEC_MAX_RING 4    /* the pipelined decode's deepest K/V ring */
@@ -55,10 +56,13 @@ typedef struct {
     int page, num_pages, max_pages;
     int max_len;                     /* the longest sequence (the grid's split count is sized by it) */
     int splits;                      /* CTAs per (sequence, KV head, m-tile) along the keys */
-    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape, sm100 DEC_BM_SM100 */
+    int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape (2 x DEC_BM_SM90 with
+                                      * --m64-groups 2), sm100 DEC_BM_SM100 */
     int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
     int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
                                       * gather (0..DEC_MAX_PREFETCH); 0 = none */
+    int kv_tma;                      /* sm90's unpipelined kernels: K and V gathered by TMA, one box a page
+                                      * (dec_kv_tma_box); 0 = cp.async, 16 bytes a copy */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -125,6 +129,26 @@ FMHA_HD void dec_prefetch_range(const dec_params *p, int j, int t0, int t1, int 
     *hi = n <= 0 ? *lo - 1 : (j + n < t1 - 1 ? j + n : t1 - 1);
 }
 
+/* The TMA gather (--kv-tma 1): K and V as a 3-D tensor each, {D bytes, Hkv, num_pages * page
+ * tokens}, innermost first; a box is {min(D, 128) bytes, 1 head, dec_kv_tma_box_rows tokens}, so a
+ * page's rows of one KV head (Hkv * D bytes apart in the cache) land as one box, SW128 like the
+ * cp.async gather's K tile (D = 256: two boxes side by side, one per 128-byte K block). A page
+ * holds whole tiles, or a tile whole pages of 8 tokens or more (dec_kv_tma_fits). */
+FMHA_HD int dec_kv_tma_fits(int page)
+{ /* and a box of at least 8 rows, so each box's SMEM start keeps the SW128 tile's 1024-byte alignment */
+    return page > 0 && (page % DEC_BN == 0 || (DEC_BN % page == 0 && page % 8 == 0));
+}
+FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN; }
+/* Box q of the tile starting at token kv0 (q < Bc / box rows): its first token's row in the
+ * tensor's token dimension (page * page size + the offset in the page), or -1 when the box starts
+ * at or past `end` (nothing to load: the SMEM rows keep what they held, and the kernel zeroes V's). */
+FMHA_HD int64_t dec_kv_tma_box(const dec_params *p, const int32_t *table_row, int kv0, int q, int end)
+{
+    const int tok = kv0 + q * dec_kv_tma_box_rows(p->page);
+    if (tok >= end) return -1;
+    return (int64_t)table_row[tok / p->page] * p->page + tok % p->page;
+}
+
 /* Token t (of sequence b) head hk's row in the [num_pages, page, Hkv] order: multiply by D for
  * the byte offset of its codes; index the scales with it directly. */
 FMHA_HD int64_t dec_token_row(const dec_params *p, const int32_t *table_row, int t, int hk)
@@ -153,7 +177,10 @@ FMHA_HD int dec_gather_end(const dec_params *p, int len)
 FMHA_HD float dec_p_scale(float pmax, float svmax)
 {
     const float floor = svmax * DEC_P_FLOOR;
-    return (pmax > floor ? pmax : floor) / DEC_E4M3_MAX;
+    const float sp = (pmax > floor ? pmax : floor) / DEC_E4M3_MAX;
+    /* and never below the smallest normal float: the sm90 kernels multiply by its fast reciprocal
+     * (__fdividef, exact only for normal divisors), which would be inf below it */
+    return sp > 1.17549435e-38f ? sp : 1.17549435e-38f;
 }
 
 /* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128
@@ -171,6 +198,26 @@ FMHA_HD smem_tile dec_p_tile(int bm) { return smem_tile_make(MAJOR_K, SWZ_128B, 
 FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
 /* The FG20 variant's V tile: as stored, MN-major for P V (V[kv][d]: N = d contiguous). */
 FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 1, d, DEC_BN); }
+/* The 16-byte d-chunk lane `lane` takes when its warp transposes chunk ch of V (sm90's transpose:
+ * lane a holds tokens 4a..4a+3, and each of its four 16-byte reads is token 4a+q's row at its
+ * chunk). In the SW128 tile a row's chunk c sits at c ^ (row % 8), and row % 8 = 4 (a % 2) + q, so
+ * with every lane at chunk ch the 8 lanes of a read phase hit 2 chunk slots: 4-way bank conflicts
+ * (ncu: 26% excess shared wavefronts). XOR-ing ch with (a / 2) % 4 spreads the 8 lanes over 8
+ * slots; it only permutes which of a group of 4 chunks a lane takes, so a warp's lanes together
+ * still take every chunk a warp is given once. The stores stay conflict-free: a store's Vt row
+ * differs per lane, but its row % 8 does not. tests/unit/test_decode_core.c counts both. */
+FMHA_HD int dec_transpose_chunk(int ch, int lane) { return ch ^ ((lane >> 1) & 3); }
+
+/* The byte offset of V's operand in P V (rows mn0.. of D, K step k of the keys) from its step-0
+ * descriptor's start: Vt K-major, or the FG20 variant's V as stored (MN-major). The sm90 kernels
+ * encode each descriptor once and add this per step (smem_desc_add). Both tiles are constants
+ * there, so each offset folds and the choice is one select (a reference to one tile chosen at run
+ * time would put both tiles on the stack). */
+FMHA_HD uint32_t dec_vt_step_offset(const smem_tile *tvt, const smem_tile *tv_mn, int v_mn, int mn0, int k)
+{
+    return v_mn ? smem_tile_offset_raw(tv_mn, mn0, 0) + smem_tile_k_advance(tv_mn, k)
+                : smem_tile_offset_raw(tvt, mn0, 0) + smem_tile_k_advance(tvt, k);
+}
 
 FMHA_HD grid3 dec_grid(const dec_params *p)
 {

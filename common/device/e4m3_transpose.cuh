@@ -2,22 +2,30 @@
 // tcgen05 kind::f8f6f4 read K-major operands only, so V [kv x D], as the cache stores it, must
 // become Vt [D x kv] for O = P V). The calling lane takes tokens 4a..4a+3 (a = its lane) and the
 // 16-byte d-chunk ch: four 16-byte reads, one per token, then four byte permutes per 4 x 4
-// sub-block make 16 words, one per d, each holding the four tokens' bytes. A warp's stores of one
-// d fill a whole 128-byte Vt row: no bank conflicts on the write side. The kernels choose which
-// lanes take which chunks (decode_sm90.cu: the 4 warps share them; decode_sm100.cu: one warp, each
-// lane starting at its own chunk so the reads' swizzled chunks do not collide).
+// sub-block make 16 words, one per d, each holding the four tokens' bytes; a lane's word lands at
+// bytes 4a..4a+3 of its Vt row. The kernels choose which lanes take which chunks, so that neither
+// the reads (8 lanes a phase, 16 bytes each) nor the stores meet bank conflicts: decode_sm90.cu's
+// 4 warps share the chunks, each lane at its own chunk of a group of 4 (dec_transpose_chunk: a
+// store's rows then differ per lane but not their row % 8, so its 32 words hit 32 banks; with
+// --m64-groups 2 the 8 warps of two warpgroups share them);
+// decode_sm100.cu's one warp starts each lane at its own chunk.
 #pragma once
 #include <stdint.h>
 
 #include "model/canonical.h"
 
+// TAIL (stage D's TMA gather, which lands whole pages): tokens at or past `valid` are written as
+// zeros, whatever Vs holds there (a page's slots past the sequence's end, or an earlier tile's rows:
+// P is 0 for those keys, but 0 x NaN is NaN in P V; footguns FG18, FG21).
+template <bool TAIL = false>
 __device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs,
-                                                     const smem_tile &tvt, int a, int ch)
+                                                     const smem_tile &tvt, int a, int ch, int valid = 0)
 {
     uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
 #pragma unroll
     for (int q = 0; q < 4; q++) {
-        const uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+        uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
+        if (TAIL && 4 * a + q >= valid) v = make_uint4(0u, 0u, 0u, 0u);
         x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
     }
 #pragma unroll

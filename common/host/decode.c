@@ -89,6 +89,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->bm = bm;
     p->ring = o->ring;
     p->prefetch = o->prefetch;
+    p->kv_tma = o->kv_tma;
     p->scale = 1.0f / sqrtf((float)o->d);
     p->faults = o->fault_bits;
 }

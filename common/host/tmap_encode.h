@@ -11,6 +11,10 @@
 
 #include "model/tmap_check.h"
 
+#ifdef __cplusplus
+extern "C" { /* stage D's sm90 launcher (C++) encodes its TMA gather's maps */
+#endif
+
 /* cuda.h's PFN_cuTensorMapEncodeTiled_v12000, spelt out. */
 typedef CUresult (*tmap_encode_tiled_fn)(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
                                          cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
@@ -31,5 +35,9 @@ int tmap_encode(const tmap_params *p, void *global, int cc_major, CUtensorMap *o
  * global), for showing that a set the checker refuses is one the driver refuses too (footgun
  * FG13). Returns the CUresult, or -1 with err set when there is no driver. */
 int tmap_encode_unchecked(const tmap_params *p, void *global, CUtensorMap *out, char *err, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,7 +33,8 @@
 //   O_acc = (alpha u / sp) O_acc + p8 V8^T,  u = sp              O = u O_acc throughout
 //   at the end: O = u O_acc / l_i, LSE = m_i ln 2 + ln l_i
 //
-// One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile); the gather, the
+// One CTA of 128 threads (one warpgroup, NR packed rows, Bc = 128 keys per tile; past 32 rows
+// --m64-groups 2 runs two warpgroups of 64 rows on each tile); the gather, the
 // MMAs and the softmax take turns. --ring R (the swapped kernel, RING = R): 128 more threads, a
 // load warpgroup, fill a ring of R slots ahead of the consumers (stage F's ring on this cache;
 // steps 2a and 2a' split between the roles, the math unchanged).
@@ -48,7 +49,9 @@
 // Steps (the same labels in decode_sm100.cu and decode_emu.c):
 //   1   prologue: two threads per packed row quantise Q into SMEM (row absmax over the pair)
 //   2a  per KV tile of this split: cp.async K_j and V_j (as stored) and the tile's scales,
-//       through the block table; zero fill past the sequence; wait; barrier
+//       through the block table; zero fill past the sequence; wait; barrier (--kv-tma 1: one
+//       thread issues a TMA box a page for K and V on the CTA's kv barrier, the threads copy
+//       the scales; V's rows past the sequence are zeroed by the transpose)
 //   2a' V_j transposed into Vt (4 tokens x 16 d per block, byte permutes); fence.proxy.async;
 //       barrier
 //   2b  S^T = K_j Q^T: 2 x D/32 wgmma m64nNRk32 e4m3; commit; wait
@@ -60,14 +63,26 @@
 //       wait; barrier
 //   3   epilogue: l_i over every thread (SMEM); O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "device/launch.cuh"
 #include "decode.h"
+#include "host/tmap_encode.h"
 #include "model/frag_map.h"
+
+// The kernels' one parameter: stage D's params and, for the TMA gather (--kv-tma 1), the tensor
+// maps of K and V (dec_kv_tma_box's 3-D view of the cache). __grid_constant__ in the kernels, so
+// the copies can take the maps' address in parameter space; zeros when the gather is cp.async.
+struct dec_sm90_args {
+    dec_params p;
+    CUtensorMap tk, tv;
+};
+typedef void (*dec_sm90_kernel)(dec_sm90_args);
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
@@ -79,6 +94,7 @@
 #include "device/mbarrier.cuh"
 #include "device/named_bar.cuh"
 #include "device/smem.cuh"
+#include "device/tma.cuh"
 #include "attn/ring.h"
 #include "sm90/wgmma.cuh"
 #define DEC_SM90_DEVICE 1
@@ -105,6 +121,11 @@ template <int D, int NR, int RING> struct swapped_min_ctas {
 };
 // The consumer warpgroup, plus the load warps with a ring.
 static constexpr int dec_sm90_threads(int ring) { return DEC_SM90_THREADS + (ring > 0 ? DEC_SM90_LOAD_THREADS : 0); }
+// A CTA's threads for `rows` packed rows: two warpgroups at 128 rows (--m64-groups 2).
+static constexpr int dec_sm90_block(int rows, int ring)
+{
+    return rows == 2 * DEC_BM_SM90 ? 2 * DEC_SM90_THREADS : dec_sm90_threads(ring);
+}
 
 #if DEC_SM90_DEVICE
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
@@ -217,19 +238,65 @@ static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const 
     }
 }
 
-// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
-// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block).
+// Step 2a (--kv-tma 1): warp 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
+// up to the sequence's end; D = 256 two, one per 128-byte K block) for K and V into the K-major
+// SW128 tiles on the CTA's kv barrier: lane q looks up box q's page (the lookups of all boxes in
+// flight at once, not one after the other), lane 0 announces their bytes (FG15), then each lane
+// issues its own. Every thread copies its token's two scales as gather_tile does (zero past `end`).
+// A box lands a whole page, so rows past `end` hold what the page holds: the transpose zeroes V's
+// (transpose_v<D, true>); K's only meet masked scores. The previous tile's reads of K (its MMAs,
+// waited for) and of Vs (the transpose, then every thread's proxy fence) precede these writes
+// through the barriers between the tiles.
 template <int D>
-static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
-                                                   const smem_tile &tvt, unsigned t)
+static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                       int end, uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
+                                                       float *sm_sk, float *sm_sv, uint32_t bar)
 {
+    const dec_params &p = a.p;
+    constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
+    static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
+    static_assert(DEC_BN / 8 <= 32, "a warp's lanes hold every box of a tile (pages of 8 tokens or more)");
+    const int t = threadIdx.x;
+    if (t < 32) {
+        const int rows = dec_kv_tma_box_rows(p.page);
+        const int64_t tok = t < DEC_BN / rows ? dec_kv_tma_box(&p, table, kv0, t, end) : -1;
+        const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
+        if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
+        __syncwarp();
+        if (tok >= 0) {
+#pragma unroll
+            for (int kb = 0; kb < KB; kb++) {
+                const uint32_t off = smem_tile_offset_raw(&tk, t * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
+                tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, (int)tok);
+                tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, (int)tok);
+            }
+        }
+    }
+    const int my_tok = kv0 + t; // the token whose scales this thread copies
+    const int64_t row = my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
+    cp_async_4(sm_sk + t, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + t, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+}
+
+// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
+// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block), each lane at its
+// own chunk of a group of 4 (dec_transpose_chunk: the reads free of bank conflicts). TAIL: tokens at or
+// past `valid` (of the tile) become zeros.
+template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32>
+static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
+                                                   const smem_tile &tvt, unsigned t, int valid = DEC_BN)
+{
+    static_assert(NW % 4 == 0, "whole groups of 4 chunks a round (dec_transpose_chunk)");
+    static_assert(D % 64 == 0, "dec_transpose_chunk permutes aligned groups of 4 chunks");
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
-    for (int ch = w; ch < D / 16; ch += DEC_SM90_THREADS / 32) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, a, ch);
+    for (int ch = w; ch < D / 16; ch += NW)
+        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, dec_transpose_chunk(ch, a), valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
-// of the registers skipped at compile time): the scales (K's on S's columns), the mask, the row max
+// of the registers skipped at compile time; t: the thread in its warpgroup, prow0: the group's
+// first row in P): the scales (K's on S's columns), the mask, the row max
 // over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
 // codes into SMEM; the correction O *= alpha u / sp.
 template <int D, int HALVES>
@@ -237,9 +304,8 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
                                                     float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                     const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                     const float *sk, const float *sv, uint8_t *smem_p,
-                                                    const smem_tile &tp)
+                                                    const smem_tile &tp, int t, int prow0)
 {
-    const int t = threadIdx.x;
     // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
     float mx[2] = {m_i[0], m_i[1]};
 #pragma unroll
@@ -249,7 +315,7 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
         float colscale = sk[c];
-        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[rloc[hi]]; // FG17: key r's scale on row r
+        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[prow0 + rloc[hi]]; // FG17: key r's scale on row r
         if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
         s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
         mx[hi] = fmaxf(mx[hi], s[i]);
@@ -295,13 +361,13 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
         wgmma_acc_map(t, i, &r, &c);
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
-        const float inv = 1.0f / sp[hi];
-        *(uint16_t *)(smem_p + smem_tile_offset(&tp, r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
+        *(uint16_t *)(smem_p + smem_tile_offset(&tp, prow0 + r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
     }
     // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        alpha[hi] *= u_i[hi] / sp[hi];
+        alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
         u_i[hi] = sp[hi];
     }
 #pragma unroll
@@ -310,10 +376,10 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
-template <int D>
+template <int D, int NTH = DEC_SM90_THREADS>
 static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, uint8_t *smem_vt, uint32_t bytes)
 {
-    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * DEC_SM90_THREADS)
+    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * NTH)
         *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
 }
 
@@ -328,23 +394,33 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
     else p.lse[li] = lse;
 }
 
-// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async), the L2
-// prefetch of tiles pf_lo..pf_hi issued behind them (--prefetch: dec_prefetch_range), the gather
-// waited for, V transposed to K-major (the FG20 variant copies it as stored), and all of it made
-// visible to the async proxy (the MMAs) and to every thread.
-template <int D>
-static __device__ __forceinline__ void kv_tile_in(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
-                                                  uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
+// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
+// TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
+// issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
+// K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`), and all of it
+// made visible to the async proxy (the MMAs) and to every thread.
+// NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
+enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
+template <int D, bool KT, int NTH = DEC_SM90_THREADS>
+static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                  int end, uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
                                                   const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
-                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi)
+                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi, uint32_t bar,
+                                                  uint32_t phase)
 {
-    gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
-    for (int q = pf_lo; q <= pf_hi; q++)
-        prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
+    const dec_params &p = a.p;
+    if (NTH == DEC_SM90_THREADS || threadIdx.x < DEC_SM90_THREADS) { // the first warpgroup gathers
+        if constexpr (KT) tma_gather_tile<D>(a, table, hk, kv0, end, smem_k, smem_vs, tk, sk, sv, bar);
+        else gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
+        for (int q = pf_lo; q <= pf_hi; q++)
+            prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
+    }
     cp_async_wait_all();
+    if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
     __syncthreads();
-    if (v_mn) copy_v_as_stored<D>(smem_vs, smem_vt, tv_mn.bytes);
-    else transpose_v<D>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
+    if constexpr (KT) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x, end - kv0);
+    else if (v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes);
+    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
     fence_proxy_async();
     __syncthreads();
 }
@@ -432,12 +508,16 @@ static __device__ __forceinline__ float warp_sum_over_keys(float x)
 static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
 static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
 
-// RING = 0: one warpgroup gathers, waits, transposes and computes in turn. RING >= 2: the
-// pipelined decode, the same math on a ring of RING slots that the load warps (4..) keep full.
-template <int D, int NR, int RING>
-static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value) decode_kernel_swapped(dec_params p)
+// RING = 0: one warpgroup gathers, waits, transposes and computes in turn (KT: K and V by TMA).
+// RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
+// keep full.
+template <int D, int NR, int RING, bool KT>
+static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
+    decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
+    static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
 #if DEC_SM90_DEVICE
+    const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int RPT = NR / 4; // packed rows a thread holds
@@ -495,6 +575,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             return;
         }
     }
+    const uint32_t kv_bar = bars + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier (one arrival, the tx)
+    if constexpr (KT) {
+        if (t == 0) {
+            mbar_init(kv_bar, 1);
+            mbar_fence_init();
+        } // the barrier after the prologue orders the init before any use
+    }
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
@@ -515,18 +602,31 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
     const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23 (--ring)
     ring_state rs = ring_make(RING > 0 ? RING : 1);
-    uint8_t *tile_k = smem_k, *tile_vt = smem_vt; // this tile's K and Vt: the one buffer, or the ring's slot
+    // The MMAs' descriptors at K step 0, encoded once: Q's, P's, and K's and Vt's in the one buffer
+    // (the ring: in slot 0, a slot's offset added per tile); each K step is then one add
+    // (smem_tile_desc_sm90_k). Re-encoded at every step they took about 130 of a warp's 1290
+    // instructions a tile (ncu).
+    const ring_slot sl0 = ring_slot_at<D>(smem_k, 0);
+    uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, 0), dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, 0);
+    uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(RING > 0 ? sl0.k : smem_k), 0, 0);
+    const uint32_t vt_base = smem_u32(RING > 0 ? sl0.vt : smem_vt);
+    uint64_t dvt0 = v_mn ? smem_tile_desc_sm90(&tv_mn, vt_base, 0, 0) : smem_tile_desc_sm90(&tvt, vt_base, 0, 0);
+    // (no register pin: at 128 registers a thread the pinned descriptors pushed values to local memory)
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
+        uint64_t dk = dk0, dvt = dvt0;
         if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
-            tile_k = sl.k, tile_vt = sl.vt, sk = sl.sk, sv = sl.sv;
+            dk = smem_desc_add(dk0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
+            dvt = smem_desc_add(dvt0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
+            sk = sl.sk, sv = sl.sv;
             mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             int pf_lo, pf_hi;
             dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-            kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
+            kv_tile_in<D, KT>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi,
+                              kv_bar, (uint32_t)(j - t0) & 1u);
         }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
@@ -540,8 +640,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int k = 0; k < D; k += 32)
-                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90(&tk, smem_u32(tile_k), 64 * h, k),
-                                           smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k), k > 0);
+                wgmma_m64nNk32_ss_e4m3<NR>(s[h], smem_tile_desc_sm90_k(&tk, smem_desc_add(dk, smem_tile_offset_raw(&tk, 64 * h, 0)), k),
+                                           smem_tile_desc_sm90_k(&tq, dq, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -612,12 +712,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         }
         consumers_sync<RING>();
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
-        float sp[RPT];
+        float sp[RPT], inv_sp[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
             const int c = row_of(jr);
             const float pm = fmaxf(fmaxf(red_p[c], red_p[NR + c]), fmaxf(red_p[2 * NR + c], red_p[3 * NR + c]));
             sp[jr] = dec_p_scale(pm, svmax);
+            inv_sp[jr] = __fdividef(1.0f, sp[jr]); // one reciprocal a row: no division's slow path per value
         }
         // P's codes, P [NR rows x 128 keys] K-major: one byte per value
 #pragma unroll
@@ -627,12 +728,12 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                 int r, c;
                 wgmma_acc_map(t, i, &r, &c);
                 const int jr = jr_of(i);
-                smem_p[smem_tile_offset(&tp, c, 64 * h + r)] = (uint8_t)pack_e4m3x2(s[h][i] / sp[jr], 0.0f);
+                smem_p[smem_tile_offset(&tp, c, 64 * h + r)] = (uint8_t)pack_e4m3x2(s[h][i] * inv_sp[jr], 0.0f);
             }
         // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
-            alpha[jr] *= u_i[jr] / sp[jr];
+            alpha[jr] *= u_i[jr] * inv_sp[jr];
             u_i[jr] = sp[jr];
         }
 #pragma unroll
@@ -648,9 +749,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         for (int dm = 0; dm < D / 64; dm++)
 #pragma unroll
             for (int k = 0; k < DEC_BN; k += 32) {
-                const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(tile_vt), 64 * dm, k)
-                                            : smem_tile_desc_sm90(&tvt, smem_u32(tile_vt), 64 * dm, k);
-                wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), 1);
+                const uint64_t vdesc = smem_desc_add(dvt, dec_vt_step_offset(&tvt, &tv_mn, v_mn, 64 * dm, k));
+                wgmma_m64nNk32_ss_e4m3<NR>(o[dm], vdesc, smem_tile_desc_sm90_k(&tp, dp, k), 1);
             }
         wgmma_commit();
         wgmma_wait<0>();
@@ -700,36 +800,42 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (m0 + row_of(jr) < M) store_lse(p, split_out, split, b, qh[jr], qi[jr], m_i[jr], l_i[jr]);
         }
     }
-    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+    // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
-    (void)p;
+    (void)a;
 #endif
 }
 
 // Many packed rows (more than 32: MQA, or GQA with a long Sq): the unswapped kernel, S = Q K^T with
 // 64 packed rows as M in one warpgroup, the rows in the quads of a warp (steps as above, with the
-// row reductions inside a quad).
-template <int D>
-static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) decode_kernel_m64(dec_params p)
+// row reductions inside a quad). NG = 2 (--m64-groups 2): two warpgroups of 64 rows each share
+// every K/V tile the first gathers (all 8 warps transpose it), so a tile is read once for 128
+// packed rows instead of once per 64; each group has its own Q and P rows and its own softmax.
+template <int D, bool KT, int NG>
+static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM90_MIN_CTAS : 1)
+    decode_kernel_m64(const __grid_constant__ dec_sm90_args a)
 {
 #if DEC_SM90_DEVICE
+    const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
-    constexpr int BM = DEC_BM_SM90;
+    constexpr int BM = DEC_BM_SM90 * NG, NTH = DEC_SM90_THREADS * NG; // the CTA's packed rows, threads
     const smem_layout L = dec_smem_layout_make(BM, D);
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
     const smem_tile tv_mn = dec_v_mn_tile(D);
-    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [64 x D] e4m3 K-major SW128: A of S = Q K^T
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [BM x D] e4m3 K-major SW128: A of S = Q K^T (a group's 64 rows)
     uint8_t *smem_k = smem + L.tile[DEC_SMEM_K];   // [128 x D] e4m3 K-major SW128: B of S
     uint8_t *smem_vs = smem + L.tile[DEC_SMEM_VS]; // [128 kv x D] e4m3, V as gathered
     uint8_t *smem_vt = smem + L.tile[DEC_SMEM_VT]; // [D x 128 kv] e4m3 K-major SW128: B of O = P V
-    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [64 x 128 kv] e4m3 K-major SW128: A of O = P V
-    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [64] Q's row scales
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [BM x 128 kv] e4m3 K-major SW128: A of O = P V (a group's 64 rows)
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
     float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
-    const int t = threadIdx.x;
+    // the thread in its warpgroup, and the group (NG = 1: the CTA's thread, group 0, folded at compile time)
+    const int t = NG == 1 ? (int)threadIdx.x : (int)(threadIdx.x % DEC_SM90_THREADS);
+    const int g = NG == 1 ? 0 : (int)(threadIdx.x / DEC_SM90_THREADS);
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
-    const int len = p.seqlens[b], m0 = mt * BM, M = dec_rows(&p);
+    const int len = p.seqlens[b], m0 = mt * BM + DEC_BM_SM90 * g, M = dec_rows(&p); // m0: this group's first row
     const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
     const float scale_log2 = p.scale * DEC_LOG2E;
     int t0, t1;
@@ -757,11 +863,19 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         return;
     }
 
-    // Step 1: prologue: Q quantised per row
-    quantise_q_rows<D, BM>(p, b, hk, m0, smem_q, tq, sm_sq);
+    const uint32_t kv_bar = smem_u32(smem + L.bars) + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier
+    if constexpr (KT) {
+        if (threadIdx.x == 0) {
+            mbar_init(kv_bar, 1);
+            mbar_fence_init();
+        }
+    }
+    // Step 1: prologue: Q quantised per row, the CTA's BM rows by its 2 BM threads (its barrier also
+    // orders the init before any use)
+    quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
     __syncthreads();
     float rowfac[2];
-    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[rloc[hi]];
+    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[DEC_BM_SM90 * g + rloc[hi]];
 
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f}, u_i[2] = {1.0f, 1.0f};
     float o[D / 2];
@@ -769,6 +883,12 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
     const int end = dec_gather_end(&p, len);
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
+    // The MMAs' descriptors at K step 0, encoded once (as in the swapped kernel)
+    const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), DEC_BM_SM90 * g, 0); // this group's Q rows
+    const uint64_t dk = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
+    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), DEC_BM_SM90 * g, 0); // and P rows
+    const uint64_t dvt = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, 0) : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, 0);
+
 
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
@@ -776,7 +896,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         // into L2 with --prefetch); V_j transposed
         int pf_lo, pf_hi;
         dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-        kv_tile_in<D>(p, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi);
+        kv_tile_in<D, KT, NTH>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
+                               pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];
@@ -785,8 +906,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < D; k += 32)
-            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90(&tq, smem_u32(smem_q), 0, k),
-                                     smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, k), k > 0);
+            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, dk, k), k > 0);
         wgmma_commit();
         wgmma_wait<0>();
 
@@ -795,8 +915,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         // rows, so the second half of its registers is skipped too. The other warps leave stale P
         // rows in SMEM; their O rows are never stored.
         const int w0 = m0 + 16 * (t / 32);
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
 
         // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
         fence_proxy_async();
@@ -804,9 +924,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < DEC_BN; k += 32) {
-            const uint64_t vdesc = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, k)
-                                        : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, k);
-            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90(&tp, smem_u32(smem_p), 0, k), vdesc, 1);
+            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90_k(&tp, dp, k), smem_desc_add(dvt, dec_vt_step_offset(&tvt, &tv_mn, v_mn, 0, k)), 1);
         }
         wgmma_commit();
         wgmma_wait<0>();
@@ -820,7 +938,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
         fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
-        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[rloc[hi]]; // FG17: a row factor of O
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[DEC_BM_SM90 * g + rloc[hi]]; // FG17: a row factor of O
     }
     const bool split_out = p.splits > 1;
 #pragma unroll
@@ -843,38 +961,95 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS, DEC_SM90_MIN_CTAS) de
             if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
         }
     }
-    // Step 4: teardown: nothing to free (no TMEM, no mbarriers on this path)
+    // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
-    (void)p;
+    (void)a;
 #endif
 }
 
 // The packed rows a CTA takes: the swapped kernel's N, the smallest of 8, 16, 32 that holds the
 // Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
 // N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
-// ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation.
-template <int D, int NR> static void (*kernel_of(int ring))(dec_params)
+// ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation, kt
+// the TMA gather's (stage_d.c allows it without the ring only).
+template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
 {
-    if constexpr (NR == 64) {
+    if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
         (void)ring;
-        return decode_kernel_m64<D>;
+        return kt ? decode_kernel_m64<D, true, 2> : decode_kernel_m64<D, false, 2>;
+    } else if constexpr (NR == DEC_BM_SM90) {
+        (void)ring;
+        return kt ? decode_kernel_m64<D, true, 1> : decode_kernel_m64<D, false, 1>;
     } else {
         switch (ring) {
-        case 2: return decode_kernel_swapped<D, NR, 2>;
-        case 3: return decode_kernel_swapped<D, NR, 3>;
-        case 4: return decode_kernel_swapped<D, NR, 4>;
-        default: return decode_kernel_swapped<D, NR, 0>;
+        case 2: return decode_kernel_swapped<D, NR, 2, false>;
+        case 3: return decode_kernel_swapped<D, NR, 3, false>;
+        case 4: return decode_kernel_swapped<D, NR, 4, false>;
+        default: return kt ? decode_kernel_swapped<D, NR, 0, true> : decode_kernel_swapped<D, NR, 0, false>;
         }
     }
+}
+
+// --kv-tma 1: K's and V's tensor maps (dec_kv_tma_box's view), through the project's checker and
+// the driver. Encoded once per cache (the last one is kept, for the one host thread that launches):
+// the timed launches then pay nothing. The kernels pass a box's first token as a 32-bit coordinate.
+static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
+{
+    static struct {
+        const void *k, *v;
+        int d, hkv, page, num_pages;
+        CUtensorMap tk, tv;
+    } last = {};
+    if (last.k == p.k && last.v == p.v && last.d == p.d && last.hkv == p.hkv && last.page == p.page &&
+        last.num_pages == p.num_pages) {
+        a->tk = last.tk, a->tv = last.tv;
+        return 0;
+    }
+    if ((int64_t)p.num_pages * p.page >= ((int64_t)1 << 31)) {
+        fprintf(stderr, "stage D: the TMA gather addresses tokens with 32-bit coordinates: %d pages of %d tokens are "
+                "too many\n", p.num_pages, p.page);
+        return 1;
+    }
+    tmap_params m;
+    memset(&m, 0, sizeof m);
+    m.data_type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    m.rank = 3;
+    m.global_dim[0] = (uint64_t)p.d;                        /* bytes of a token's row */
+    m.global_dim[1] = (uint64_t)p.hkv;                      /* KV heads */
+    m.global_dim[2] = (uint64_t)p.num_pages * (uint64_t)p.page; /* tokens of the whole cache */
+    m.global_strides[0] = (uint64_t)p.d;                    /* the next head's row */
+    m.global_strides[1] = (uint64_t)p.hkv * (uint64_t)p.d;  /* the next token's */
+    m.box_dim[0] = (uint32_t)(p.d > 128 ? 128 : p.d);      /* one 128-byte K block (the SW128 span) */
+    m.box_dim[1] = 1;
+    m.box_dim[2] = (uint32_t)dec_kv_tma_box_rows(p.page);
+    for (int i = 0; i < 5; i++) m.element_strides[i] = 1;
+    m.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    m.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    m.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    m.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    char err[320];
+    if (tmap_encode(&m, (void *)p.k, 9, &a->tk, err, sizeof err) ||
+        tmap_encode(&m, (void *)p.v, 9, &a->tv, err, sizeof err)) {
+        fprintf(stderr, "stage D: the TMA gather's tensor map: %s\n", err);
+        return 1;
+    }
+    last.k = p.k, last.v = p.v, last.d = p.d, last.hkv = p.hkv, last.page = p.page, last.num_pages = p.num_pages;
+    last.tk = a->tk, last.tv = a->tv;
+    return 0;
 }
 
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
     const uint32_t smem = dec_smem_layout_make_ring(NR, p.d, p.ring).bytes;
+    dec_sm90_args a;
+    memset(&a, 0, sizeof a);
+    a.p = p;
+    if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
-        const int ring = NR == 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
-        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring), dec_grid(&p), dec_sm90_threads(ring), smem, p);
+        const int ring = NR >= 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
+        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring, p.kv_tma), dec_grid(&p), dec_sm90_block(NR, ring),
+                             smem, a);
     });
 }
 
@@ -887,20 +1062,21 @@ extern "C" int stage_d_sm90_launch(const void *params)
     case 16: rc = launch_rows<16>(p); break;
     case 32: rc = launch_rows<32>(p); break;
     case 64: rc = launch_rows<64>(p); break;
-    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64)\n", p.bm); return 1;
+    case 128: rc = launch_rows<128>(p); break;
+    default: fprintf(stderr, "stage D: %d packed rows per CTA has no sm90 kernel (8, 16, 32, 64, 128)\n", p.bm); return 1;
     }
     return rc ? rc : (p.splits > 1 ? stage_d_merge_launch(&p) : 0);
 }
 
 template <int NR>
-static int occupancy_rows(int d, int ring)
+static int occupancy_rows(int d, int ring, int kt)
 {
     const uint32_t smem = dec_smem_layout_make_ring(NR, d, ring).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        void (*k)(dec_params) = kernel_of<decltype(D)::value, NR>(ring);
+        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt);
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_threads(ring), smem) != cudaSuccess) {
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {
             fprintf(stderr, "stage D: the occupancy query failed: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 0;
         }
@@ -908,12 +1084,13 @@ static int occupancy_rows(int d, int ring)
     });
 }
 
-extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring)
+extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma)
 {
     switch (rows) {
-    case 8: return occupancy_rows<8>(d, ring);
-    case 16: return occupancy_rows<16>(d, ring);
-    case 32: return occupancy_rows<32>(d, ring);
-    default: return occupancy_rows<64>(d, 0);
+    case 8: return occupancy_rows<8>(d, ring, kv_tma);
+    case 16: return occupancy_rows<16>(d, ring, kv_tma);
+    case 32: return occupancy_rows<32>(d, ring, kv_tma);
+    case 128: return occupancy_rows<128>(d, 0, kv_tma);
+    default: return occupancy_rows<64>(d, 0, kv_tma);
     }
 }

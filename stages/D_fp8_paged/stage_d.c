@@ -16,7 +16,9 @@
 /* Packed rows per CTA: sm90's MMA N (8..64, by the shape), or sm100's M = 128 (emu models sm100). */
 static int bm_of(const fmha_opts *o)
 {
-    return o->backend == BACKEND_SM90 ? dec_sm90_bm(o->hq / o->hkv * o->sq) : DEC_BM_SM100;
+    if (o->backend != BACKEND_SM90) return DEC_BM_SM100;
+    const int bm = dec_sm90_bm(o->hq / o->hkv * o->sq);
+    return bm == DEC_BM_SM90 && o->m64_groups == 2 ? 2 * DEC_BM_SM90 : bm; /* --m64-groups 2: 128 rows a CTA */
 }
 
 /* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
@@ -59,6 +61,30 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "there a CTA gathers each tile itself, and the prefetch warms L2 for the tiles after it", o->prefetch);
         return 2;
     }
+    if (o->m64_groups < 0 || o->m64_groups > 2) {
+        snprintf(err, len, "--m64-groups=%d: one or two warpgroups of 64 packed rows share a K/V tile", o->m64_groups);
+        return 2;
+    }
+    if (o->m64_groups == 2 && (o->backend != BACKEND_SM90 || dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90)) {
+        snprintf(err, len, "--m64-groups=2: two warpgroups share the tiles of sm90's unswapped kernel (--backend sm90, "
+                 "more than 32 packed rows a KV head: Hq/Hkv x Sq = %d here)", o->hq / o->hkv * o->sq);
+        return 2;
+    }
+    if (o->kv_tma && (o->backend != BACKEND_SM90 || o->ring)) {
+        snprintf(err, len, "--kv-tma=1: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
+                 "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier");
+        return 2;
+    }
+    if (o->kv_tma && !dec_kv_tma_fits(o->page)) {
+        snprintf(err, len, "--kv-tma=1 --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
+                 "must be whole boxes: the page a multiple of %d or a divisor of it of 8 tokens or more", o->page, DEC_BN, DEC_BN);
+        return 2;
+    }
+    if (o->kv_tma && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
+        snprintf(err, len, "--kv-tma=1 --fault v-not-transposed: the FG20 variant gathers V as stored (MN-major) with "
+                 "cp.async; the TMA gather lands V in K's layout only");
+        return 2;
+    }
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
@@ -76,7 +102,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring);
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, o->kv_tma);
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
@@ -163,7 +189,8 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90) and the L2 prefetch (--prefetch) at the target
+/* ablation: the pipelined decode (--ring, sm90), the L2 prefetch (--prefetch), the TMA gather
+ * (--kv-tma) and two warpgroups on one K/V tile (--m64-groups, MQA) at the target
  * shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
  * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
@@ -185,6 +212,17 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 1",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --m64-groups 2",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)

@@ -9,7 +9,8 @@
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
- *      pipelined decode (--ring 2..4) and the L2 prefetch (--prefetch 1..4), sm90 only, so their
+ *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4), the TMA gather
+ *      (--kv-tma 1) and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their
  *      rows are listed here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
  *   F  stage C's table through the ring (its default switches), then every switch combination at
@@ -63,6 +64,9 @@ static int sm90_rows_failures(const char *const *rows, size_t n, size_t quick)
     }
     return failed;
 }
+#define SM90_ROWS(rows, quick, what)                                                                         \
+    cr_expect_eq(sm90_rows_failures(rows, sizeof rows / sizeof rows[0], quick), 0,                             \
+                 "stage D " what " on sm90: see the FAILED lines")
 
 /* The pipelined decode (--ring): every ring depth, packed rows 8 / 16 / 32, D 64 / 128 / 256, page
  * 16..256, ragged and exact lengths (1, a single tile, tile multiples +-1), split on and off, one
@@ -85,8 +89,7 @@ static const char *const ring_rows[] = {
 Test(stage_d_gpu, sm90_ring, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
-    cr_expect_eq(sm90_rows_failures(ring_rows, sizeof ring_rows / sizeof ring_rows[0], 3), 0,
-                 "stage D --ring on sm90: see the FAILED lines");
+    SM90_ROWS(ring_rows, 3, "--ring");
 }
 
 /* The L2 prefetch (--prefetch N, sm90's unpipelined kernels): it must change nothing but the time.
@@ -105,8 +108,53 @@ static const char *const prefetch_rows[] = {
 Test(stage_d_gpu, sm90_prefetch, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
-    cr_expect_eq(sm90_rows_failures(prefetch_rows, sizeof prefetch_rows / sizeof prefetch_rows[0], 2), 0,
-                 "stage D --prefetch on sm90: see the FAILED lines");
+    SM90_ROWS(prefetch_rows, 2, "--prefetch");
+}
+
+/* The TMA gather (--kv-tma 1, sm90's unpipelined kernels): one box a page for K and V, V's rows
+ * past the sequence zeroed in SMEM. Both kernels (swapped up to 32 packed rows, m64 past them),
+ * every page size (a box per page below 128 tokens, a box per tile above), lengths of 1, tile and
+ * page multiples +-1 (boxes that stop inside a tile, a tile with one box), split on and off, D 64
+ * (a 64-byte box row in a 128-byte SW128 row) / 128 / 256 (two boxes a page, one per K block),
+ * one sequence of 128 tiles (the barrier's phase flips 128 times), with the prefetch. */
+static const char *const kv_tma_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --kv-tma 1 --seed 71",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --kv-tma 1 --seed 72",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,257 --d 64 --page 64 --splits 1 --kv-tma 1 --seed 73",
+    "--b 5 --hq 64 --hkv 8 --sq 4 --seqlens 3,63,64,65,1023 --d 64 --page 32 --splits 3 --kv-tma 1 --seed 74",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 128 --kv-tma 1 --seed 75",
+    "--b 8 --hq 16 --hkv 16 --sq 1 --skv 900 --ragged --d 256 --page 32 --splits 2 --kv-tma 1 --seed 76",
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --kv-tma 1 --seed 77",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --kv-tma 1 --seed 78",
+    "--b 2 --hq 32 --hkv 4 --sq 3 --skv 4097 --d 128 --page 256 --kv-tma 1 --seed 79",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --kv-tma 1 --seed 80",
+    "--b 4 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 1 --prefetch 1 --seed 81",
+};
+Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
+}
+
+/* Two warpgroups of 64 packed rows on one K/V tile (--m64-groups 2, the unswapped kernel past 32
+ * rows): MQA's 128 rows in one CTA; 96, 80 and 40 rows (the second group partly or wholly past the
+ * rows); 160 rows (two m-tiles, the last with an empty second group); Sq 1..8, D 64 / 128 / 256,
+ * page 16..256, split on and off, ragged, with the TMA gather at each D, with the prefetch. */
+static const char *const m64_groups_rows[] = {
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --m64-groups 2 --seed 91",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --m64-groups 2 --seed 92",
+    "--b 4 --hq 128 --hkv 1 --sq 8 --skv 1500 --ragged --d 64 --page 256 --splits 5 --m64-groups 2 --seed 93",
+    "--b 2 --hq 96 --hkv 1 --sq 1 --seqlens 1,1029 --d 256 --page 64 --m64-groups 2 --seed 94",
+    "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 128 --page 32 --splits 2 --m64-groups 2 --seed 95",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 5000 --d 128 --page 64 --splits 3 --m64-groups 2 --kv-tma 1 --seed 96",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --d 128 --page 128 --m64-groups 2 --prefetch 1 --seed 97",
+    "--b 3 --hq 40 --hkv 1 --sq 1 --skv 700 --ragged --d 64 --page 32 --m64-groups 2 --kv-tma 1 --seed 98",  /* group 1 empty */
+    "--b 2 --hq 40 --hkv 1 --sq 4 --skv 1300 --d 256 --page 256 --splits 2 --m64-groups 2 --kv-tma 1 --seed 99", /* 2 m-tiles */
+};
+Test(stage_d_gpu, sm90_m64_groups, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(m64_groups_rows, 2, "--m64-groups");
 }
 
 Test(stage_e_gpu, sm90_d64, .timeout = 600) { SKIP_WITHOUT_GPU(9); table(&stage_E, "sm90", 64); }

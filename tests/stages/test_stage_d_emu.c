@@ -48,6 +48,18 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --prefetch -1", "must be >= 0");
     refused("--backend emu --prefetch 1", "unpipelined kernels");
     refused("--backend sm90 --ring 2 --prefetch 1", "unpipelined kernels");
+    /* the TMA gather: sm90's unpipelined kernels, a page holding whole tiles or a tile whole pages,
+     * V landing in K's layout (not the FG20 variant's) */
+    refused("--backend emu --kv-tma 1", "the TMA gather is sm90");
+    refused("--backend sm90 --ring 2 --kv-tma 1", "the TMA gather is sm90");
+    refused("--backend sm90 --kv-tma 1 --page 48", "a multiple of 128 or a divisor of it");
+    refused("--backend sm90 --kv-tma 1 --fault v-not-transposed --b 2 --hq 8 --hkv 1 --skv 300 --d 64",
+            "the TMA gather lands V in K");
+    refused("--backend sm90 --kv-tma 2", "not a boolean");
+    /* two warpgroups on one K/V tile: sm90's unswapped kernel (more than 32 packed rows) */
+    refused("--backend sm90 --m64-groups 3 --hq 128 --hkv 1", "one or two warpgroups");
+    refused("--backend emu --m64-groups 2 --hq 128 --hkv 1", "two warpgroups share the tiles");
+    refused("--backend sm90 --m64-groups 2 --hq 16 --hkv 2", "more than 32 packed rows");
     /* ragged lengths with Sq rows past the start of a short sequence: rows with no key */
     cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 3 --hq 4 --hkv 1 --sq 5 --seqlens 2,1,40 --d 64 "
                                               "--page 16 --splits 2 > /dev/null"), 0);

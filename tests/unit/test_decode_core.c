@@ -100,6 +100,8 @@ Test(decode_core, p_scale_is_finite_and_never_zero)
     cr_expect(s0 > 0.0f && isfinite(s0), "sp = %g", s0);
     cr_expect_float_eq(s0, 0.5f * DEC_P_FLOOR / 448.0f, 1e-12f);
     cr_expect_float_eq(dec_p_scale(1e-12f, 1.0f), DEC_P_FLOOR / 448.0f, 1e-12f, "the floor binds below 2^-20 svmax");
+    const float tiny = dec_p_scale(0.0f, 1e-35f); /* V scales so small the floor is subnormal */
+    cr_expect(tiny >= 1.17549435e-38f && isfinite(1.0f / tiny), "sp = %g: a normal float, its reciprocal finite", tiny);
 }
 
 /* --prefetch N: while tile j of a split [t0, t1) is gathered, the tiles dec_prefetch_range names are
@@ -130,4 +132,136 @@ Test(decode_core, prefetch_covers_each_later_tile_once_ahead_of_its_gather)
                         cr_expect_eq(when[q], q - n > t0 ? q - n : t0, "n %d: tile %d prefetched at %d", n, q, when[q]);
                 }
             }
+}
+
+/* --kv-tma 1: a tile's TMA boxes. For every page size and a shuffled block table, box q of the
+ * tile at kv0 starts at the token the cache holds at dec_token_row's row of its first token, each
+ * of its rows is the next token of the same page (so one box per page's run of rows is right),
+ * boxes start before `end` exactly when dec_kv_tma_box says so, and the boxes that load cover the
+ * tile's tokens before `end` once each. */
+Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
+{
+    static const int pages[] = {16, 32, 64, 128, 256};
+    enum { NP = 40 };
+    int32_t table[NP];
+    for (int i = 0; i < NP; i++) table[i] = (i * 17 + 5) % NP; /* a permutation: 17 and 40 are coprime */
+    for (unsigned pi = 0; pi < sizeof pages / sizeof pages[0]; pi++) {
+        dec_params p = shape(1, 8, 4, 1, 8, 1, 1);
+        p.page = pages[pi];
+        p.num_pages = NP;
+        cr_assert(dec_kv_tma_fits(p.page), "page %d", p.page);
+        const int rows = dec_kv_tma_box_rows(p.page), len_max = NP * p.page < 2000 ? NP * p.page : 2000;
+        cr_assert(rows <= p.page && rows <= DEC_BN && DEC_BN % rows == 0, "page %d: %d rows a box", p.page, rows);
+        for (int end = 1; end <= len_max; end += 37)
+            for (int kv0 = 0; kv0 < end; kv0 += DEC_BN) {
+                int covered = 0;
+                for (int q = 0; q < DEC_BN / rows; q++) {
+                    const int tok = kv0 + q * rows;
+                    const int64_t c = dec_kv_tma_box(&p, table, kv0, q, end);
+                    if (tok >= end) {
+                        cr_expect_eq(c, -1, "page %d end %d kv0 %d: box %d starts past the end", p.page, end, kv0, q);
+                        continue;
+                    }
+                    for (int i = 0; i < rows; i++)
+                        for (int hk = 0; hk < p.hkv; hk++)
+                            cr_assert_eq(dec_token_row(&p, table, tok + i, hk), (c + i) * p.hkv + hk,
+                                         "page %d kv0 %d box %d: row %d of head %d is not token %d's", p.page, kv0, q,
+                                         i, hk, tok + i);
+                    covered += (tok + rows < end ? tok + rows : end) - tok;
+                }
+                const int want = (kv0 + DEC_BN < end ? kv0 + DEC_BN : end) - kv0;
+                cr_expect_eq(covered, want, "page %d end %d kv0 %d: %d tokens covered, not %d", p.page, end, kv0,
+                             covered, want);
+            }
+    }
+    cr_expect(!dec_kv_tma_fits(48) && !dec_kv_tma_fits(0) && !dec_kv_tma_fits(4) && dec_kv_tma_fits(8) &&
+                  dec_kv_tma_fits(512), "the fit rule: whole tiles a page, or whole pages of 8 or more a tile");
+}
+
+/* The sm90 kernels encode each MMA descriptor once and move it per K step by an add: for K's two
+ * m64 halves and V's D/64 blocks (Vt K-major, or the FG20 variant's V as stored), at every K step,
+ * the step-0 descriptor plus the offset is the descriptor encoded directly at that step. */
+Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
+{
+    static const int ds[] = {64, 128, 256};
+    const uint32_t base = 0x8000u; /* a 1024-aligned SMEM address */
+    for (unsigned di = 0; di < 3; di++) {
+        const int d = ds[di];
+        const smem_tile tk = dec_k_tile(d), tvt = dec_vt_tile(d), tvm = dec_v_mn_tile(d);
+        const uint64_t dk0 = smem_tile_desc_sm90(&tk, base, 0, 0);
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < d; k += 32)
+                cr_assert_eq(smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, smem_tile_offset_raw(&tk, 64 * h, 0)), k),
+                             smem_tile_desc_sm90(&tk, base, 64 * h, k), "D %d K half %d step %d", d, h, k);
+        for (int v_mn = 0; v_mn < 2; v_mn++) {
+            const smem_tile *t = v_mn ? &tvm : &tvt;
+            const uint64_t dv0 = smem_tile_desc_sm90(t, base, 0, 0);
+            for (int dm = 0; dm < d / 64; dm++)
+                for (int k = 0; k < DEC_BN; k += 32)
+                    cr_assert_eq(smem_desc_add(dv0, dec_vt_step_offset(&tvt, &tvm, v_mn, 64 * dm, k)),
+                                 smem_tile_desc_sm90(t, base, 64 * dm, k), "D %d %s block %d step %d", d,
+                                 v_mn ? "V as stored" : "Vt", dm, k);
+        }
+    }
+}
+
+/* sm90's V transpose in SMEM (decode_sm90.cu transpose_v, device/e4m3_transpose.cuh): bank
+ * conflicts counted on the tile layouts. A 16-byte load is served 8 lanes at a time; the 8 are
+ * one wavefront when their 16-byte slots (address / 16 % 8) differ. A 4-byte store of 32 lanes is
+ * one wavefront when no two lanes hit one bank at different words. With dec_transpose_chunk every
+ * load and store is one wavefront a phase; with every lane at its warp's chunk, 4. Every (token,
+ * chunk) is also taken exactly once. */
+static int load_wavefronts(const smem_tile *tvs, int warp, int ch, int q, int spread)
+{
+    int worst = 0;
+    for (int phase = 0; phase < 4; phase++) {
+        int slots[8] = {0};
+        for (int l = 0; l < 8; l++) {
+            const int a = 8 * phase + l, c = spread ? dec_transpose_chunk(ch, a) : ch;
+            slots[(smem_tile_offset(tvs, 4 * a + q, 16 * c) / 16) % 8]++;
+        }
+        int m = 0;
+        for (int i = 0; i < 8; i++) m = slots[i] > m ? slots[i] : m;
+        worst = m > worst ? m : worst;
+    }
+    (void)warp;
+    return worst;
+}
+static int store_wavefronts(const smem_tile *tvt, int ch, int wd, int k, int spread)
+{
+    uint32_t word[32][32]; /* per bank, the distinct words */
+    int n[32] = {0}, worst = 0;
+    for (int a = 0; a < 32; a++) {
+        const int c = spread ? dec_transpose_chunk(ch, a) : ch;
+        const uint32_t w = smem_tile_offset(tvt, 16 * c + 4 * wd + k, 4 * a) / 4, b = w % 32;
+        int seen = 0;
+        for (int i = 0; i < n[b]; i++) seen |= word[b][i] == w;
+        if (!seen) word[b][n[b]++] = w;
+        worst = n[b] > worst ? n[b] : worst;
+    }
+    return worst;
+}
+Test(decode_core, v_transpose_is_free_of_bank_conflicts)
+{
+    static const int ds[] = {64, 128, 256};
+    for (unsigned di = 0; di < 3; di++) {
+        const int d = ds[di], chunks = d / 16;
+        const smem_tile tvs = dec_vs_tile(d), tvt = dec_vt_tile(d);
+        int taken[16][32] = {{0}};
+        for (int w = 0; w < 4; w++)
+            for (int ch = w; ch < chunks; ch += 4) {
+                for (int a = 0; a < 32; a++) taken[dec_transpose_chunk(ch, a)][a]++;
+                for (int q = 0; q < 4; q++) {
+                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 1), 1, "D %d chunk %d token %d: a load phase conflicts", d, ch, q);
+                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 0), 4, "D %d: the unspread reads are 4-way conflicts", d);
+                }
+                for (int wd = 0; wd < 4; wd++)
+                    for (int k = 0; k < 4; k++)
+                        cr_expect_eq(store_wavefronts(&tvt, ch, wd, k, 1), 1, "D %d chunk %d word %d.%d: a store conflicts",
+                                     d, ch, wd, k);
+            }
+        for (int c = 0; c < chunks; c++)
+            for (int a = 0; a < 32; a++)
+                cr_expect_eq(taken[c][a], 1, "D %d: chunk %d of lane %d's tokens taken %d times", d, c, a, taken[c][a]);
+    }
 }
