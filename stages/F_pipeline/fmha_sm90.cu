@@ -478,6 +478,21 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     if constexpr (PP) {
         if (cwg == NC - 1 && has_work) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
+    // The persistent kernel's O store overlaps the next tile: lane 0 of each consumer warp leaves
+    // its store of tile it (from Q buffer qb's SMEM) in flight, and waits for it to have read the
+    // SMEM, then releases the buffer to the producer, only after the next tile's first S (or at
+    // the next epilogue, or at the end): the wait no longer stands between two tiles. pend_qb:
+    // the buffer whose store is in flight (-1: none).
+    int pend_qb = -1;
+    auto settle_store = [&]() {
+        if constexpr (PERSIST) {
+            if (lane == 0 && pend_qb >= 0) {
+                tma_store_wait_read<0>();                            // the SMEM read: the buffer may refill
+                mbar_arrive(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + pend_qb)); // the producer may load its next Q
+            }
+            pend_qb = -1;
+        }
+    };
     for (int it = 0;; it++) {
     const int qb = PERSIST ? (it & 1) : 0;  // the Q buffer of this tile
     const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
@@ -573,6 +588,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         if (c.ntiles > 0) {
             float s[FMHA_BN / 2], alpha[2];
             s_tile(s, false);
+            settle_store(); // the previous tile's O store, under this tile's first S
             softmax_tile<D>(p, st, s, 0, row0, scale_log2, alpha); // Step 2c
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
@@ -622,6 +638,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
             wgmma_wait<0>();
+            if (j == 0) settle_store(); // the previous tile's O store, under this tile's first S
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
@@ -662,6 +679,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     }
     fence_proxy_async(); // generic writes -> the async proxy (stage E's FG22: this stage has no variant)
     __syncwarp();
+    settle_store(); // a tile without keys had no S to overlap the previous store with
     const int r0 = 64 * cwg + 16 * (warp % 4);
     if (lane == 0 && c.q0 + r0 < p.sq) {
 #pragma unroll
@@ -669,12 +687,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             tma_store_4d(&a.o, smem_u32(c.q) + smem_tile_offset(&c.tq, r0, FMHA_BOX_COLS * cc), FMHA_BOX_COLS * cc,
                          c.q0 + r0, c.h, c.b);
         tma_store_commit();
-        tma_store_wait_read<0>(); // SMEM read: the CTA may exit (or refill the buffer)
+        if constexpr (!PERSIST) tma_store_wait_read<0>(); // SMEM read: the CTA may exit
     }
     __syncwarp();
-    if constexpr (PERSIST) {
-        if (lane == 0) mbar_arrive(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + qb)); // the producer may load tile it + 2's Q here
-    }
+    if constexpr (PERSIST) pend_qb = qb; // settled under the next tile's first S (settle_store)
     if (lane % 4 == 0) {
 #pragma unroll
         for (int hi = 0; hi < 2; hi++)
@@ -684,6 +700,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     }
     if constexpr (!PERSIST) break;
     } // the CTA's tiles
+    settle_store(); // the last O store has read its SMEM before the CTA exits (FG22)
     // Step 4: teardown: nothing to free
 #else
     (void)a;
