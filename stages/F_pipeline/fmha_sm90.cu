@@ -54,7 +54,8 @@
 //       then O *= alpha_j together with the other exponentials; arrive v_empty of its slot;
 //       P_j into registers
 //   3   epilogue: (overlap 1: the last P V); l_i over the quad; O / l_i -> bf16 -> SMEM (the Q
-//       tile) -> TMA store; wait for the store to read SMEM; LSE
+//       tile) -> TMA store; wait for the store to read SMEM (the persistent kernel: during the
+//       next tile's first S, settle_store); LSE
 //   4   teardown: nothing to free (no TMEM on Hopper)
 // setmaxnreg allows no calls in the kernel: the watchdog's cold path inline (device/watchdog.cuh)
 #define FMHA_WD_FIRE_INLINE 1
@@ -567,6 +568,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             } else {
                 turn_pass<PP, NC>(cwg);
+                if constexpr (PERSIST) { // the previous tile's O store, while this tile's first S runs
+                    settle_store();
+                    __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
+                }
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
@@ -587,8 +592,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         };
         if (c.ntiles > 0) {
             float s[FMHA_BN / 2], alpha[2];
-            s_tile(s, false);
-            settle_store(); // the previous tile's O store, under this tile's first S
+            s_tile(s, false); // settles the previous tile's O store under its S
             softmax_tile<D>(p, st, s, 0, row0, scale_log2, alpha); // Step 2c
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
@@ -637,8 +641,11 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             issue_s<D>(c, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
+            if (PERSIST && j == 0) { // the previous tile's O store, while this tile's first S runs
+                settle_store();
+                __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
+            }
             wgmma_wait<0>();
-            if (j == 0) settle_store(); // the previous tile's O store, under this tile's first S
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
