@@ -54,7 +54,8 @@
 //       then O *= alpha_j together with the other exponentials; arrive v_empty of its slot;
 //       P_j into registers
 //   3   epilogue: (overlap 1: the last P V); l_i over the quad; O / l_i -> bf16 -> SMEM (the Q
-//       tile) -> TMA store; wait for the store to read SMEM; LSE
+//       tile) -> TMA store; wait for the store to read SMEM (the persistent kernel: during the
+//       next tile's first S, settle_store); LSE
 //   4   teardown: nothing to free (no TMEM on Hopper)
 // setmaxnreg allows no calls in the kernel: the watchdog's cold path inline (device/watchdog.cuh)
 #define FMHA_WD_FIRE_INLINE 1
@@ -478,6 +479,21 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     if constexpr (PP) {
         if (cwg == NC - 1 && has_work) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
+    // The persistent kernel's O store overlaps the next tile: lane 0 of each consumer warp leaves
+    // its store of tile it (from Q buffer qb's SMEM) in flight, and waits for it to have read the
+    // SMEM, then releases the buffer to the producer, only after the next tile's first S (or at
+    // the next epilogue, or at the end): the wait no longer stands between two tiles. pend_qb:
+    // the buffer whose store is in flight (-1: none).
+    int pend_qb = -1;
+    auto settle_store = [&]() {
+        if constexpr (PERSIST) {
+            if (lane == 0 && pend_qb >= 0) {
+                tma_store_wait_read<0>();                            // the SMEM read: the buffer may refill
+                mbar_arrive(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + pend_qb)); // the producer may load its next Q
+            }
+            pend_qb = -1;
+        }
+    };
     for (int it = 0;; it++) {
     const int qb = PERSIST ? (it & 1) : 0;  // the Q buffer of this tile
     const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
@@ -552,6 +568,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             } else {
                 turn_pass<PP, NC>(cwg);
+                if constexpr (PERSIST) { // the previous tile's O store, while this tile's first S runs
+                    settle_store();
+                    __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
+                }
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
@@ -572,7 +592,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         };
         if (c.ntiles > 0) {
             float s[FMHA_BN / 2], alpha[2];
-            s_tile(s, false);
+            s_tile(s, false); // settles the previous tile's O store under its S
             softmax_tile<D>(p, st, s, 0, row0, scale_log2, alpha); // Step 2c
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
@@ -621,6 +641,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             issue_s<D>(c, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
+            if (PERSIST && j == 0) { // the previous tile's O store, while this tile's first S runs
+                settle_store();
+                __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
+            }
             wgmma_wait<0>();
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
@@ -662,6 +686,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     }
     fence_proxy_async(); // generic writes -> the async proxy (stage E's FG22: this stage has no variant)
     __syncwarp();
+    settle_store(); // a tile without keys had no S to overlap the previous store with
     const int r0 = 64 * cwg + 16 * (warp % 4);
     if (lane == 0 && c.q0 + r0 < p.sq) {
 #pragma unroll
@@ -669,12 +694,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             tma_store_4d(&a.o, smem_u32(c.q) + smem_tile_offset(&c.tq, r0, FMHA_BOX_COLS * cc), FMHA_BOX_COLS * cc,
                          c.q0 + r0, c.h, c.b);
         tma_store_commit();
-        tma_store_wait_read<0>(); // SMEM read: the CTA may exit (or refill the buffer)
+        if constexpr (!PERSIST) tma_store_wait_read<0>(); // SMEM read: the CTA may exit
     }
     __syncwarp();
-    if constexpr (PERSIST) {
-        if (lane == 0) mbar_arrive(c.bar(FMHA_F_BAR_SM90_Q_EMPTY + qb)); // the producer may load tile it + 2's Q here
-    }
+    if constexpr (PERSIST) pend_qb = qb; // settled under the next tile's first S (settle_store)
     if (lane % 4 == 0) {
 #pragma unroll
         for (int hi = 0; hi < 2; hi++)
@@ -684,6 +707,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     }
     if constexpr (!PERSIST) break;
     } // the CTA's tiles
+    settle_store(); // the last O store has read its SMEM before the CTA exits (FG22)
     // Step 4: teardown: nothing to free
 #else
     (void)a;
