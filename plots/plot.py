@@ -405,7 +405,7 @@ def fig_decode(run, path):
     """GB/s against Skv per decode shape family (B, Hq, Hkv, D): stage D over the bytes of its FP8
     cache, the SDPA baselines (bf16, contiguous cache) over theirs, and the read-only ceiling."""
     plt = plt_module()
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+    fig, ax = plt.subplots(figsize=(13, 5.5))  # the legend sits to the right of the axes, off the lines
     rows = sorted((r for r in stage_rows(run, "D") if r["status"] == "ok" and r["gbps"]),
                   key=lambda r: (r["b"], r["hq"], r["skv"]))
     ceil = ceiling(run, "hbm_read", "gbps")
@@ -458,7 +458,7 @@ def fig_decode(run, path):
     if ceil:
         ax.axhline(ceil, color="tab:red", lw=1.2, ls=":", label="%s: %.0f GB/s" % (ceil_name, ceil))
     if ceil or rows:
-        ax.legend(loc="lower right", fontsize=7)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, borderaxespad=0.0)
     ax.set_title("Decode bandwidth (stage D against bf16 SDPA at the same logical shape)\n" + run.title(), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
