@@ -390,7 +390,8 @@ def decode_bf16_bytes(r):
 
 VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
-                 "--kv-tma 1": "tab:red", "--m64-groups 2": "tab:orange"}
+                 "--kv-tma 1": "tab:blue", "--m64-groups 2": "tab:orange",
+                 "--m64-groups 2 --kv-tma 1": "black"}  # none of them stage D's own red
 VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma": "TMA gather", "m64-groups": "two warpgroups a tile"}
 
 
