@@ -390,9 +390,17 @@ def decode_bf16_bytes(r):
 
 VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
-                 "--kv-tma 1": "tab:blue", "--m64-groups 2": "tab:orange",
-                 "--m64-groups 2 --kv-tma 1": "black"}  # none of them stage D's own red
-VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma": "TMA gather", "m64-groups": "two warpgroups a tile"}
+                 "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--m64-groups 2": "tab:orange",
+                 "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black"}  # none stage D's own red
+VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
+                "m64-groups": "two warpgroups a tile"}  # by "name value" where the value changes the meaning
+
+
+def variant_what(var):
+    """'--m64-groups 2 --kv-tma 0' -> 'two warpgroups a tile + cp.async gather'."""
+    w = var.split()
+    pairs = [(w[i][2:], w[i + 1] if i + 1 < len(w) else "") for i in range(0, len(w), 2)]
+    return " + ".join(VARIANT_WHAT.get("%s %s" % (n, v), VARIANT_WHAT.get(n, "")) for n, v in pairs)
 
 
 def ablation_variant(r):
@@ -438,7 +446,7 @@ def fig_decode(run, path):
                    and r["gbps"] and (r["b"], r["hq"], r["hkv"], r["d"]) == fam]
             for var in sorted({ablation_variant(r) for r in abl} - {None}):
                 pr = sorted((r for r in abl if ablation_variant(r) == var), key=lambda r: r["skv"])
-                what = " + ".join(VARIANT_WHAT.get(w[2:], "") for w in var.split()[::2])
+                what = variant_what(var)
                 ax.plot([r["skv"] for r in pr], [r["gbps"] for r in pr], mk + "-",
                         color=VARIANT_COLOR.get(var, "tab:purple"), label="stage D %s (%s), %s" % (var, what, lbl))
                 top += [r["gbps"] for r in pr]
@@ -776,6 +784,10 @@ def selftest():
         check(ablation_variant({"note": "switches: --kv-tma 1"}) == "--kv-tma 1", "a decode row's TMA gather")
         check(ablation_variant({"note": "switches: --m64-groups 2 --kv-tma 1"}) == "--m64-groups 2 --kv-tma 1",
               "a decode row with two switches: both")
+        check(variant_what("--kv-tma 0") == "cp.async gather" and variant_what("--kv-tma 1") == "TMA gather",
+              "the gather's name follows the switch's value")
+        check(variant_what("--m64-groups 2 --kv-tma 0") == "two warpgroups a tile + cp.async gather",
+              "two switches named in order")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):

@@ -139,6 +139,14 @@ FMHA_HD int dec_kv_tma_fits(int page)
     return page > 0 && (page % DEC_BN == 0 || (DEC_BN % page == 0 && page % 8 == 0));
 }
 FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN; }
+/* --kv-tma auto (the default): the TMA gather wherever it applies, since it measured the faster
+ * gather at every page size (notes/fp8-decode-pipeline.md): sm90's unpipelined kernels (no ring),
+ * a page that fits, and not the FG20 variant, whose V is gathered as stored. 0 and 1 as given. */
+FMHA_HD int dec_kv_tma_resolve(int kv_tma, int sm90, int ring, int page, unsigned faults)
+{
+    if (kv_tma >= 0) return kv_tma;
+    return sm90 && !ring && dec_kv_tma_fits(page) && !(faults & DEC_FAULT_V_NOT_TRANSPOSED);
+}
 /* Box q of the tile starting at token kv0 (q < Bc / box rows): its first token's row in the
  * tensor's token dimension (page * page size + the offset in the page), or -1 when the box starts
  * at or past `end` (nothing to load: the SMEM rows keep what they held, and the kernel zeroes V's). */

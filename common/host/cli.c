@@ -33,7 +33,8 @@ static const flag_t flags[] = {
     {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
     {"--prefetch", K_INT, OFF(prefetch), OPT_DECODE, 0, "N: KV tiles prefetched into L2 ahead of the gather (0 = none)"},
-    {"--kv-tma", K_BOOL, OFF(kv_tma), OPT_DECODE, 0, "K and V gathered by TMA, one box a page (sm90; 0/1)"},
+    {"--kv-tma", K_AUTO_BOOL, OFF(kv_tma), OPT_DECODE, 0,
+     "auto|0|1: K and V gathered by TMA, one box a page (sm90's unpipelined kernels; auto: wherever it applies)"},
     {"--m64-groups", K_INT, OFF(m64_groups), OPT_DECODE, 0, "1|2: warpgroups of 64 packed rows sharing each K/V tile (sm90, past 32 rows)"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_RING, 0, "auto|N: K/V ring slots (stage F; stage D: the pipelined decode)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
@@ -281,9 +282,10 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         if (o->splits) n += snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
         else n += snprintf(buf + n, len - (size_t)n, " splits=auto");
     }
-    /* stage D's ring, prefetch and kv_tma appear only when set: its rows without them keep their names */
+    /* stage D's ring, prefetch and kv_tma appear only when set (kv_tma: 0 or 1, not auto): its rows
+     * without them keep their names */
     if ((accepts & OPT_DECODE) && o->prefetch) n += snprintf(buf + n, len - (size_t)n, " prefetch=%d", o->prefetch);
-    if ((accepts & OPT_DECODE) && o->kv_tma) n += snprintf(buf + n, len - (size_t)n, " kv_tma=%d", o->kv_tma);
+    if ((accepts & OPT_DECODE) && o->kv_tma >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_tma=%d", o->kv_tma);
     if ((accepts & OPT_DECODE) && o->m64_groups > 1) n += snprintf(buf + n, len - (size_t)n, " m64_groups=%d", o->m64_groups);
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE) && o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
     if (accepts & OPT_PIPE) {

@@ -78,6 +78,11 @@ static int max_of(const int32_t *x, int n)
     return m;
 }
 
+int dec_kv_tma_of(const fmha_opts *o)
+{
+    return dec_kv_tma_resolve(o->kv_tma, o->backend == BACKEND_SM90, o->ring, o->page, o->fault_bits);
+}
+
 /* The shape part of the parameters (no buffers, splits not chosen yet). */
 static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_params *p)
 {
@@ -89,7 +94,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->bm = bm;
     p->ring = o->ring;
     p->prefetch = o->prefetch;
-    p->kv_tma = o->kv_tma;
+    p->kv_tma = dec_kv_tma_of(o);
     p->scale = 1.0f / sqrtf((float)o->d);
     p->faults = o->fault_bits;
 }

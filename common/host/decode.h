@@ -41,6 +41,9 @@ int dec_lengths(const fmha_opts *o, int32_t *lens, char *err, size_t len);
  * grid, the SMEM, and the emu budget. 0, or 2 with the rule named. */
 int dec_validate(const fmha_opts *o, const char *stage, int bm, uint32_t smem_bytes, char *err, size_t len);
 
+/* The gather a run takes: --kv-tma 0 or 1 as given, auto resolved (dec_kv_tma_resolve). */
+int dec_kv_tma_of(const fmha_opts *o);
+
 /* The split count a run uses: --splits N, or for auto dec_auto_splits over `slots` resident CTAs. */
 int dec_splits_for(const fmha_opts *o, const dec_params *shape, int slots);
 

@@ -70,17 +70,17 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "more than 32 packed rows a KV head: Hq/Hkv x Sq = %d here)", o->hq / o->hkv * o->sq);
         return 2;
     }
-    if (o->kv_tma && (o->backend != BACKEND_SM90 || o->ring)) {
+    if (o->kv_tma == 1 && (o->backend != BACKEND_SM90 || o->ring)) {
         snprintf(err, len, "--kv-tma=1: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
                  "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier");
         return 2;
     }
-    if (o->kv_tma && !dec_kv_tma_fits(o->page)) {
+    if (o->kv_tma == 1 && !dec_kv_tma_fits(o->page)) {
         snprintf(err, len, "--kv-tma=1 --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
                  "must be whole boxes: the page a multiple of %d or a divisor of it of 8 tokens or more", o->page, DEC_BN, DEC_BN);
         return 2;
     }
-    if (o->kv_tma && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
+    if (o->kv_tma == 1 && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
         snprintf(err, len, "--kv-tma=1 --fault v-not-transposed: the FG20 variant gathers V as stored (MN-major) with "
                  "cp.async; the TMA gather lands V in K's layout only");
         return 2;
@@ -102,7 +102,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, o->kv_tma);
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, dec_kv_tma_of(o));
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
@@ -135,6 +135,10 @@ static int run(const fmha_opts *o, stage_result *r)
                  p->splits, dec_m_tiles(p) * p->hkv * p->b, slots, how);
     else
         snprintf(r->detail + n, sizeof r->detail - n, "%ssplits %d", n ? "; " : "", p->splits);
+    const size_t n2 = strlen(r->detail);
+    if (o->backend == BACKEND_SM90 && !o->ring) /* which gather ran: --kv-tma auto picks it */
+        snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s%s", p->kv_tma ? "TMA, a box a page" : "cp.async",
+                 o->kv_tma < 0 ? " (auto)" : "");
     dec_problem_free(&dp);
     return rc;
 }
@@ -189,9 +193,9 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90), the L2 prefetch (--prefetch), the TMA gather
- * (--kv-tma) and two warpgroups on one K/V tile (--m64-groups, MQA) at the target
- * shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
+/* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
+ * (--prefetch, on the default TMA gather), the cp.async gather in place of the TMA one (--kv-tma 0)
+ * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
  * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 2",
@@ -212,15 +216,15 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 1",
-    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --kv-tma 1",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 1",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 0",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 0",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 0",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --kv-tma 0",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 0",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 0",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --m64-groups 2",
 };
@@ -275,7 +279,7 @@ const stage_def stage_D = {
     .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 4, .hq = 16, .hkv = 2, .sq = 1, .skv = 1000, .d = 128, .page = 64, .ragged = 0, .splits = 0,
-                 .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
+                 .kv_tma = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},
     .validate = validate,
     .run = run,
     .launch_sm100 = stage_d_sm100_launch,

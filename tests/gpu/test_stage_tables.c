@@ -10,8 +10,9 @@
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
  *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4), the TMA gather
- *      (--kv-tma 1) and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their
- *      rows are listed here, not in the table the sm100 run shares
+ *      (--kv-tma 1; sm90's default, so the table runs it too), the cp.async gather (--kv-tma 0)
+ *      and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their rows are listed
+ *      here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
  *   F  stage C's table through the ring (its default switches), then every switch combination at
  *      a few shapes (ring 1..3, ws 0/1, ping-pong, overlap) and Skv 16k / 32k; five runs bitwise
@@ -134,6 +135,28 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
     SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
+}
+
+/* The cp.async gather (--kv-tma 0: 16 bytes a lane, zero fill past the end), no longer sm90's
+ * default: the TMA rows' shapes again, both kernels, every page size, split on and off, D 64 / 128
+ * / 256, with the prefetch and with two warpgroups a tile. */
+static const char *const cp_async_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --kv-tma 0 --seed 101",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --kv-tma 0 --seed 102",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,257 --d 64 --page 64 --splits 1 --kv-tma 0 --seed 103",
+    "--b 5 --hq 64 --hkv 8 --sq 4 --seqlens 3,63,64,65,1023 --d 64 --page 32 --splits 3 --kv-tma 0 --seed 104",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 128 --kv-tma 0 --seed 105",
+    "--b 8 --hq 16 --hkv 16 --sq 1 --skv 900 --ragged --d 256 --page 32 --splits 2 --kv-tma 0 --seed 106",
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --kv-tma 0 --seed 107",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --kv-tma 0 --seed 108",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --kv-tma 0 --seed 109",
+    "--b 4 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 0 --prefetch 1 --seed 110",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --d 128 --page 128 --m64-groups 2 --kv-tma 0 --seed 111",
+};
+Test(stage_d_gpu, sm90_cp_async_gather, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(cp_async_rows, 2, "--kv-tma 0");
 }
 
 /* Two warpgroups of 64 packed rows on one K/V tile (--m64-groups 2, the unswapped kernel past 32

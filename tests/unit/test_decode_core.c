@@ -181,6 +181,26 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
 /* The sm90 kernels encode each MMA descriptor once and move it per K step by an add: for K's two
  * m64 halves and V's D/64 blocks (Vt K-major, or the FG20 variant's V as stored), at every K step,
  * the step-0 descriptor plus the offset is the descriptor encoded directly at that step. */
+/* --kv-tma auto: the TMA gather exactly where it applies (sm90, no ring, a page that fits, not the
+ * FG20 variant); 0 and 1 pass through whatever the rest says (the stage's rules refuse a 1 that
+ * does not apply). */
+Test(decode_core, kv_tma_auto_takes_tma_only_where_it_applies)
+{
+    static const int pages[] = {8, 16, 24, 32, 48, 64, 128, 256, 384};
+    for (unsigned i = 0; i < sizeof pages / sizeof pages[0]; i++)
+        for (int sm90 = 0; sm90 < 2; sm90++)
+            for (int ring = 0; ring <= 3; ring++)
+                for (int fg20 = 0; fg20 < 2; fg20++) {
+                    const unsigned f = fg20 ? DEC_FAULT_V_NOT_TRANSPOSED : DEC_FAULT_K_SCALE_ON_ROWS;
+                    const int page = pages[i];
+                    const int fits = page % 128 == 0 || (128 % page == 0 && page % 8 == 0);
+                    cr_expect_eq(dec_kv_tma_resolve(-1, sm90, ring, page, f), sm90 && !ring && fits && !fg20,
+                                 "auto: sm90 %d ring %d page %d FG20 %d", sm90, ring, page, fg20);
+                    cr_expect_eq(dec_kv_tma_resolve(0, sm90, ring, page, f), 0, "0 stays 0");
+                    cr_expect_eq(dec_kv_tma_resolve(1, sm90, ring, page, f), 1, "1 stays 1");
+                }
+}
+
 Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
 {
     static const int ds[] = {64, 128, 256};
