@@ -195,8 +195,9 @@ static const char *const bench_rows[] = {
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
  * (--prefetch, on the default TMA gather), the cp.async gather in place of the TMA one (--kv-tma 0)
- * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA Skv sweep, beside the unpipelined rows of the bench suite (make bench:
- * kind "ablation", the switch in the note; the decode plot draws each switch as its own line). */
+ * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
+ * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
+ * switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --ring 3",
