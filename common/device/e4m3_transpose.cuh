@@ -14,12 +14,16 @@
 
 #include "model/canonical.h"
 
+// Vt is [D x 128 keys] K-major SW128, one atom wide, so its stores take smem_sw128_row_offset (a
+// shift and an XOR), not a general tile's offset (which carries the tile's fields through each of
+// the 16 addresses); Vs, K's layout, keeps its tile (two atom columns at D = 256).
 // TAIL (stage D's TMA gather, which lands whole pages): tokens at or past `valid` are written as
 // zeros, whatever Vs holds there (a page's slots past the sequence's end, or an earlier tile's rows:
-// P is 0 for those keys, but 0 x NaN is NaN in P V; footguns FG18, FG21).
+// P is 0 for those keys, but 0 x NaN is NaN in P V; footguns FG18, FG21). The kernels take it only
+// on a tile that ends early, so whole tiles skip its selects.
 template <bool TAIL = false>
-__device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs,
-                                                     const smem_tile &tvt, int a, int ch, int valid = 0)
+__device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs, int a,
+                                                     int ch, int valid = 0)
 {
     uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
 #pragma unroll
@@ -35,6 +39,6 @@ __device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t 
         const uint32_t out[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
                                  __byte_perm(t1, t3, 0x7632)};
 #pragma unroll
-        for (int k = 0; k < 4; k++) *(uint32_t *)(vt + smem_tile_offset(&tvt, 16 * ch + 4 * wd + k, 4 * a)) = out[k];
+        for (int k = 0; k < 4; k++) *(uint32_t *)(vt + smem_sw128_row_offset(16 * ch + 4 * wd + k, 4 * a)) = out[k];
     }
 }

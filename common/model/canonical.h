@@ -132,6 +132,16 @@ FMHA_HD uint32_t smem_tile_offset(const smem_tile *t, int mn, int k)
     return swizzle_apply(smem_tile_offset_raw(t, mn, k), t->swz);
 }
 
+/* smem_tile_offset() of a K-major SW128 tile of 1-byte elements whose rows hold one atom (k < 128),
+ * e.g. stage D's Vt [D x 128 keys]: rows 128 bytes apart, chunk c of row r at c ^ (r % 8). Written
+ * out, it needs no tile in registers: a kernel that builds offsets from a smem_tile carries its
+ * fields (lbo, sbo, katom) through every address, where this costs one shift and one XOR
+ * (tests/unit/test_canonical.c checks it equals the tile's offset). */
+FMHA_HD uint32_t smem_sw128_row_offset(int r, int c)
+{
+    return (uint32_t)r * 128u + ((uint32_t)c ^ (((uint32_t)r & 7u) << 4));
+}
+
 /* Descriptor start-address advance for the MMA K step that begins at element k. */
 FMHA_HD uint32_t smem_tile_k_advance(const smem_tile *t, int k)
 {

@@ -181,11 +181,11 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
 // phase would hit 2 of the 8 swizzled chunk positions (4-way conflicts); rotated they hit all 8.
 template <int D>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
-                                                   const smem_tile &tvt, int lane)
+                                                   int lane)
 {
     constexpr int CH = D / 16;
 #pragma unroll 4
-    for (int i = 0; i < CH; i++) e4m3_transpose_block(smem_vs, smem_vt, tvs, tvt, lane, (i + lane / 2) % CH);
+    for (int i = 0; i < CH; i++) e4m3_transpose_block(smem_vs, smem_vt, tvs, lane, (i + lane / 2) % CH);
 }
 #endif
 
@@ -285,7 +285,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
             cp_async_wait_all();
             __syncwarp(); // every lane's copies landed: Vs is whole for the transpose
             // Step 2a': V_j transposed to K-major (the FG20 variant skips it: V stays as stored)
-            if (!v_as_stored) transpose_v<D>(tb.vs, tb.vt, tk, tvt, lane);
+            if (!v_as_stored) transpose_v<D>(tb.vs, tb.vt, tk, lane);
             fence_proxy_async(); // cp.async and the transpose's stores -> the MMA's async proxy
             mbar_arrive(tb.full);
             ring_advance(&ls);

@@ -284,14 +284,14 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
 // past `valid` (of the tile) become zeros.
 template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
-                                                   const smem_tile &tvt, unsigned t, int valid = DEC_BN)
+                                                   unsigned t, int valid = DEC_BN)
 {
     static_assert(NW % 4 == 0, "whole groups of 4 chunks a round (dec_transpose_chunk)");
     static_assert(D % 64 == 0, "dec_transpose_chunk permutes aligned groups of 4 chunks");
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
     for (int ch = w; ch < D / 16; ch += NW)
-        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, tvt, a, dec_transpose_chunk(ch, a), valid);
+        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, a, dec_transpose_chunk(ch, a), valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
@@ -397,7 +397,8 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
 // Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
 // TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
 // issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
-// K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`), and all of it
+// K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`, on the one tile
+// that ends before DEC_BN keys: the test is CTA-uniform, whole tiles skip the selects), and all of it
 // made visible to the async proxy (the MMAs) and to every thread.
 // NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
 enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
@@ -418,9 +419,9 @@ static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const 
     cp_async_wait_all();
     if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
     __syncthreads();
-    if constexpr (KT) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x, end - kv0);
-    else if (v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes);
-    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, tvt, threadIdx.x);
+    if (KT && end - kv0 < DEC_BN) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x, end - kv0);
+    else if (!KT && v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes); // FG20 (no TMA: stage_d.c)
+    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x);
     fence_proxy_async();
     __syncthreads();
 }
@@ -453,7 +454,7 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
 {
     static_assert(DEC_SM90_LOAD_THREADS == 128, "the transpose takes a warpgroup");
     named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
-    transpose_v<D>(sl.vs, sl.vt, tk, dec_vt_tile(D), (unsigned)lt);
+    transpose_v<D>(sl.vs, sl.vt, tk, (unsigned)lt);
     fence_proxy_async();
     mbar_arrive(full);
 }
