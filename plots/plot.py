@@ -48,6 +48,7 @@ FAMILY = {"A": "gemm", "B": "gemm", "C": "attn", "D": "decode", "E": "attn", "F"
 KIND = {"A": "GEMM", "B": "GEMM pair", "C": "attention", "D": "decode", "E": "attention", "F": "attention"}
 REF = {"b": 2, "hq": 16, "s": 8192, "d": 128}          # FA3 protocol, D = 128, S = 8k
 SHORT_ROWS = {"b": 8, "hq": 32, "s": 2048, "d": 64}  # FA3 protocol, D = 64, S = 2k, causal: short rows
+D256_ROWS = {"b": 4, "hq": 8, "s": 4096, "d": 256}   # FA3 protocol, D = 256, S = 4k, causal: the key tile
 LLAMA = {"b": 1, "hq": 64, "hkv": 8, "d": 128}
 TABLE_LLAMA_S = 8192
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
@@ -180,6 +181,12 @@ def is_short_causal(r):
     """The short causal rows of stage F's second ablation panel (D = 64, S = 2k, causal)."""
     return (shape_family(r) == "fa3" and r["d"] == SHORT_ROWS["d"] and r["sq"] == SHORT_ROWS["s"]
             and r["b"] == SHORT_ROWS["b"] and (r["causal"] or 0) == 1)
+
+
+def is_d256_causal(r):
+    """The rows of stage F's D = 256 ablation panel (S = 4k, causal: 128- against 64-key tiles)."""
+    return (shape_family(r) == "fa3" and r["d"] == D256_ROWS["d"] and r["sq"] == D256_ROWS["s"]
+            and r["b"] == D256_ROWS["b"] and (r["causal"] or 0) == 1)
 
 
 def is_llama_ref(r, causal):
@@ -588,9 +595,9 @@ def update_readme(readme, table, img_rel, extra_rel):
 
 def ablation_label(r):
     """'ring 2, ws 1, pp 1, ov 0' from the note 'switches: --ring 2 --ws 1 --pingpong 1 --overlap 0'."""
-    m = dict(re.findall(r"--(ring|ws|pingpong|overlap|consumers|persistent) (\S+)", r.get("note") or ""))
-    short = (("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"), ("consumers", "groups"),
-             ("persistent", "persistent"))
+    m = dict(re.findall(r"--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent) (\S+)", r.get("note") or ""))
+    short = (("kv-tile", "keys"), ("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"),
+             ("consumers", "groups"), ("persistent", "persistent"))
     return ", ".join("%s %s" % (s, m[k]) for k, s in short if k in m) or (r.get("note") or "?")
 
 
@@ -598,16 +605,18 @@ def fig_ablation(run, path):
     """Bars at the reference shape, non-causal and causal: stages C and E (their protocol rows),
     then every ablation row of the run in its order (stage F's switch ladder), cuDNN and FA4 as
     lines; a third panel the same at the short causal rows (D = 64, S = 2k: the consumer groups and
-    the persistent kernel)."""
+    the persistent kernel), a fourth at D = 256, S = 4k, causal (128- against 64-key tiles)."""
     plt = plt_module()
-    fig, axes = plt.subplots(1, 3, figsize=(19, 6.2), sharey=True, gridspec_kw={"width_ratios": [9, 9, 5]})
+    fig, axes = plt.subplots(1, 4, figsize=(24, 6.2), sharey=True, gridspec_kw={"width_ratios": [9, 9, 5, 6]})
     abl = [r for r in run.rows if r["kind"] == "ablation"]
     ymax = max([r["tflops"] or 0 for r in run.rows if r["kind"] in ("stage", "ablation", "baseline")
-                and (is_ref(r, 0) or is_ref(r, 1) or is_short_causal(r))] + [100]) * 1.2
+                and (is_ref(r, 0) or is_ref(r, 1) or is_short_causal(r) or is_d256_causal(r))] + [100]) * 1.2
     ref_shape = "B=%d, H=%d, S=%d, D=%d" % (REF["b"], REF["hq"], REF["s"], REF["d"])
     panels = ((lambda r: is_ref(r, 0), "non-causal: " + ref_shape), (lambda r: is_ref(r, 1), "causal: " + ref_shape),
               (is_short_causal, "short causal rows: B=%d, H=%d, S=%d, D=%d"
-               % (SHORT_ROWS["b"], SHORT_ROWS["hq"], SHORT_ROWS["s"], SHORT_ROWS["d"])))
+               % (SHORT_ROWS["b"], SHORT_ROWS["hq"], SHORT_ROWS["s"], SHORT_ROWS["d"])),
+              (is_d256_causal, "key tile, causal: B=%d, H=%d, S=%d, D=%d"
+               % (D256_ROWS["b"], D256_ROWS["hq"], D256_ROWS["s"], D256_ROWS["d"])))
     for ax, (pick, title) in zip(axes, panels):
         bars = []
         for x in ("C", "E"):
@@ -644,7 +653,8 @@ def fig_ablation(run, path):
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s (ratio to the row's fastest baseline under each bar)")
     fig.suptitle("What each pipeline idea buys: stage C -> E (TMA) -> F's ring, producer warpgroup (ws), "
-                 "ping-pong (pp), overlap (ov); on short rows the consumer groups and the persistent kernel\n"
+                 "ping-pong (pp), overlap (ov); on short rows the consumer groups and the persistent kernel; "
+                 "at D = 256 the key tile\n"
                  + run.title(), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -742,6 +752,8 @@ def selftest():
             row("baseline", "sdpa_cudnn", "torch-x/sdpa-cudnn", (8, 32, 32, 2048, 2048, 64, 1), "ok", 390.0, 0.35),
             row("ablation", "F", "sm90", (8, 32, 32, 2048, 2048, 64, 1), "ok", 350.0, 0.39, "sdpa_cudnn", 390.0,
                 note="switches: --consumers 2 --persistent 1"),
+            row("ablation", "F", "sm90", (4, 8, 8, 4096, 4096, 256, 1), "ok", 600.0, 0.46, "sdpa_cudnn", 610.0,
+                note="switches: --kv-tile 64 --pingpong 1 --overlap 1"),
         ]
 
         def write(name, rs, cols=BENCH_COLS):
@@ -780,6 +792,8 @@ def selftest():
               "ablation label from the note")
         check(ablation_label({"note": "switches: --consumers 2 --persistent 1"}) == "groups 2, persistent 1",
               "ablation label of a short-rows row")
+        check(ablation_label({"note": "switches: --kv-tile 64 --pingpong 0 --overlap 1"}) == "keys 64, pp 0, ov 1",
+              "ablation label of a D = 256 key-tile row")
         check(ablation_variant({"note": "switches: --prefetch 2"}) == "--prefetch 2", "a decode row's L2 prefetch")
         check(ablation_variant({"note": "switches: --kv-tma 1"}) == "--kv-tma 1", "a decode row's TMA gather")
         check(ablation_variant({"note": "switches: --m64-groups 2 --kv-tma 1"}) == "--m64-groups 2 --kv-tma 1",

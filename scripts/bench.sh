@@ -514,13 +514,14 @@ while read -r X shp; do
 done <<<"$WORK"
 # Ablation rows after the protocol: a stage's `--shapes ablation` (stage F: the reference shape
 # under each setting of its pipeline switches, then the short causal D64 rows under the consumer
-# groups and the persistent kernel), kind "ablation", the switches in the note; the
+# groups and the persistent kernel, then D256 causal S4k under each key tile), kind "ablation",
+# the switches in the note; the
 # ablation plot sets them beside stages C and E at the same shape.
 for X in "${ORDER[@]}"; do
   { present "$X" && [ "${FAMILY[$X]}" = attn ]; } || continue
   while read -r line; do
     [ -n "$line" ] || continue
-    sw=$(echo "$line" | grep -oE -- '--(ring|ws|pingpong|overlap|consumers|persistent) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+    sw=$(echo "$line" | grep -oE -- '--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
     run_stage "$X" attn "${BASE_OF[$X]}" "$(tuple_of "$line")" "" "$sw"
   done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)
 done

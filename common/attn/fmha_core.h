@@ -46,6 +46,7 @@ typedef struct {
         int ring;              /* K/V ring slots, 1..3 */
         int ws, pingpong, overlap;
         int rows;              /* query rows per CTA: 0 = FMHA_BM; sm90's three consumer groups 192 */
+        int cols;              /* keys per KV tile: 0 = FMHA_BN; sm90 at D = 256: 64 (two slot pairs fit) */
         int persistent;        /* sm90: a grid of at most one CTA per SM, each walking query tiles */
         unsigned *tile_counter; /* --persistent: the tile scheduler's counter (device), never reset: */
         unsigned tile_base;     /* this launch's tiles are counter values tile_base .. + tiles - 1 */
@@ -91,25 +92,30 @@ FMHA_HD int fmha_visible(const fmha_params *p, int i, int j)
     return !in_tail && (!p->causal || j <= i + (p->skv - p->sq));
 }
 
-/* Does every row from r0 on see every key of the tile [kv0, kv0 + FMHA_BN)? Then the tile needs
+/* The keys of one KV tile, Bc: FMHA_BN, unless a kernel takes fewer (p->pipe.cols). */
+FMHA_HD int fmha_kv_cols(const fmha_params *p) { return p->pipe.cols ? p->pipe.cols : FMHA_BN; }
+
+/* Does every row from r0 on see every key of the tile [kv0, kv0 + bn)? Then the tile needs
  * no mask at all (most tiles of a long sequence: only the last one has a tail, and with causal
  * only the tiles that cross the diagonal are cut), and a kernel may skip fmha_visible for its rows
  * [r0, ...). Row r0 sees the fewest keys (the causal limit grows with the row), so it decides. The
  * same rules as fmha_visible, FG21's variant included. */
-FMHA_HD int fmha_tile_unmasked(const fmha_params *p, int r0, int kv0)
+FMHA_HD int fmha_tile_unmasked_bn(const fmha_params *p, int r0, int kv0, int bn)
 {
-    const int last = kv0 + FMHA_BN - 1;
+    const int last = kv0 + bn - 1;
     if (last >= p->skv && !(p->faults & FMHA_FAULT_NO_TAIL_MASK)) return 0;
     return !p->causal || last <= r0 + (p->skv - p->sq);
 }
+FMHA_HD int fmha_tile_unmasked(const fmha_params *p, int r0, int kv0) { return fmha_tile_unmasked_bn(p, r0, kv0, FMHA_BN); }
 
 /* The query rows of one CTA, Br: FMHA_BM, unless a kernel takes more (p->pipe.rows). */
 FMHA_HD int fmha_cta_rows(const fmha_params *p) { return p->pipe.rows ? p->pipe.rows : FMHA_BM; }
 
-/* KV tiles a CTA whose rows are [q0, q0 + br) must visit: the causal mask ends them early; a tile
- * where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. A kernel that
- * knows its br at compile time passes it; fmha_kv_tiles takes the CTA's rows from p. */
-FMHA_HD int fmha_kv_tiles_rows(const fmha_params *p, int q0, int br)
+/* KV tiles of bn keys a CTA whose rows are [q0, q0 + br) must visit: the causal mask ends them
+ * early; a tile where every row sees no key (Sq > Skv) visits none and writes O = 0, LSE = -inf. A
+ * kernel that knows br and bn at compile time passes them; fmha_kv_tiles_rows takes the tile's
+ * keys from p, fmha_kv_tiles the CTA's rows too. */
+FMHA_HD int fmha_kv_tiles_bn(const fmha_params *p, int q0, int br, int bn)
 {
     int keys = p->skv;
     if (p->causal) {
@@ -118,8 +124,9 @@ FMHA_HD int fmha_kv_tiles_rows(const fmha_params *p, int q0, int br)
         keys = last_key + 1 < p->skv ? last_key + 1 : p->skv;
         if (keys < 0) keys = 0;
     }
-    return (keys + FMHA_BN - 1) / FMHA_BN;
+    return (keys + bn - 1) / bn;
 }
+FMHA_HD int fmha_kv_tiles_rows(const fmha_params *p, int q0, int br) { return fmha_kv_tiles_bn(p, q0, br, fmha_kv_cols(p)); }
 FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0) { return fmha_kv_tiles_rows(p, q0, fmha_cta_rows(p)); }
 
 /* The max to exponentiate against: a row that has seen no key yet has m = -inf, and
@@ -137,8 +144,10 @@ FMHA_HD float fmha_exp_base(float m, unsigned faults)
  *   V [Bc kv x D] MN-major SW128 (B of O = P V, N = D: V[kv][d] as stored). */
 FMHA_HD smem_tile fmha_q_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BM, d); }
 FMHA_HD smem_tile fmha_q_tile_rows(int d, int rows) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, rows, d); }
-FMHA_HD smem_tile fmha_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, FMHA_BN, d); }
-FMHA_HD smem_tile fmha_v_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 2, d, FMHA_BN); }
+FMHA_HD smem_tile fmha_k_tile_cols(int d, int bn) { return smem_tile_make(MAJOR_K, SWZ_128B, 2, bn, d); }
+FMHA_HD smem_tile fmha_v_tile_cols(int d, int bn) { return smem_tile_make(MAJOR_MN, SWZ_128B, 2, d, bn); }
+FMHA_HD smem_tile fmha_k_tile(int d) { return fmha_k_tile_cols(d, FMHA_BN); }
+FMHA_HD smem_tile fmha_v_tile(int d) { return fmha_v_tile_cols(d, FMHA_BN); }
 
 /* The grid: x = query tiles, y = query heads, z = batch (each within the hardware's limits, which
  * the stage's validate() checks with cli_check_grid). */

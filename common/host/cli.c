@@ -40,6 +40,7 @@ static const flag_t flags[] = {
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
     {"--consumers", K_AUTO_INT, OFF(consumers), OPT_PIPE, 0, "auto|2|3: sm90 consumer warpgroups of 64 query rows"},
+    {"--kv-tile", K_AUTO_INT, OFF(kv_tile), OPT_PIPE, 0, "auto|64|128: keys a KV tile (sm90: 64 at D = 256, so the ring gets two slots)"},
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
@@ -261,6 +262,8 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
         if (d->ring) printf("%d", d->ring); else printf("auto");
         printf(" ws=%d pingpong=%s overlap=%s consumers=", d->ws, auto_bool(d->pingpong), auto_bool(d->overlap));
         if (d->consumers) printf("%d", d->consumers); else printf("auto");
+        printf(" kv_tile=");
+        if (d->kv_tile) printf("%d", d->kv_tile); else printf("auto");
     }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
@@ -293,6 +296,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         else n += snprintf(buf + n, len - (size_t)n, " ring=auto");
         n += snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%s overlap=%s", o->ws, auto_bool(o->pingpong),
                       auto_bool(o->overlap));
-        if (o->consumers) snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
+        if (o->consumers) n += snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
+        if (o->kv_tile) snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
     }
 }

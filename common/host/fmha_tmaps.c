@@ -24,7 +24,7 @@ void fmha_tmap_params(const fmha_params *p, fmha_tensor t, uint64_t global_addre
     const int64_t el[3] = {ss, sh == 0 ? (int64_t)p->d * (is_q ? p->sq : p->skv) : sh, sb};
     for (int i = 0; i < 3; i++) out->global_strides[i] = (uint64_t)el[i] * 2u; /* bytes */
     out->box_dim[0] = 64; /* 128 bytes: the 128B swizzle span */
-    out->box_dim[1] = t == FMHA_TENSOR_O ? FMHA_O_BOX_ROWS : is_q ? (uint32_t)fmha_cta_rows(p) : FMHA_BN;
+    out->box_dim[1] = t == FMHA_TENSOR_O ? FMHA_O_BOX_ROWS : is_q ? (uint32_t)fmha_cta_rows(p) : (uint32_t)fmha_kv_cols(p);
     out->box_dim[2] = out->box_dim[3] = 1;
     for (int i = 0; i < 5; i++) out->element_strides[i] = 1;
     out->interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;

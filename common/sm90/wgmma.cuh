@@ -75,6 +75,21 @@ __device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k_desc(float (&acc)[6
         wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
 }
 
+// The same for N = 64 or 128 rows of B (stage F's key tile: 64 keys at D = 256).
+template <int N, int K>
+__device__ __forceinline__ void wgmma_m64nN_ss_bf16_over_k_desc(float (&acc)[N / 2], const smem_tile &ta, uint64_t da,
+                                                                 const smem_tile &tb, uint64_t db)
+{
+    static_assert(N == 64 || N == 128, "wgmma_m64nN_ss_bf16_over_k_desc: N in {64, 128}");
+#pragma unroll
+    for (int k = 0; k < K; k += 16) {
+        if constexpr (N == 64)
+            wgmma_m64n64k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
+        else
+            wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
+    }
+}
+
 // The same with the tiles named by SMEM address (ta at a, its rows from a_row0; tb at b).
 template <int K>
 __device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k(float (&acc)[64], const smem_tile &ta, uint32_t a, int a_row0,

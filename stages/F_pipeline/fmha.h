@@ -76,8 +76,15 @@ _Static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 51
 enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 /* --consumers 3: a third consumer group of 64 rows; its 160 registers hold S, P and O up to D = 64. */
 #define FMHA_F_SM90_THREE_OK(d) ((d) <= 64)
-/* sm90's overlap holds S_j, P_{j-1} and O in registers: up to D = 128 (fmha_sm90.cu). */
-#define FMHA_F_SM90_OVERLAP_OK(d) ((d) <= 128)
+/* sm90's overlap holds S_j (bn / 2 registers), P_{j-1} (bn / 4) and O (d / 2) in registers: with
+ * 128-key tiles up to D = 128 (160 of them), not at D = 256 (224 of the consumers' 232); with
+ * 64-key tiles at D = 256 (176). fmha_sm90.cu, stage_f.c. */
+#define FMHA_F_SM90_OVERLAP_FITS(d, bn) ((bn) / 2 + (bn) / 4 + (d) / 2 <= 176)
+#define FMHA_F_SM90_OVERLAP_OK(d) FMHA_F_SM90_OVERLAP_FITS(d, FMHA_BN)
+/* sm90's 64-key tiles (--kv-tile 64): at D = 256 only, where Q and two K/V slot pairs of 128 keys
+ * (64 + 2 x 128 KB) are past the SMEM and of 64 keys (64 + 2 x 64 KB) fit; the ring gets its second
+ * slot. A kernel of its own for each tile width: the other head dims keep 128 keys. */
+#define FMHA_F_SM90_COLS64_OK(d) ((d) == 256)
 /* sm90 overlap: how many of a thread's 64 scores are exponentiated before the wait for the
  * previous tile's P V (the rest run after it, interleaved with O's rescale). Measured on the H200
  * (notes/stage-f-perf.md): 0, 8, 16 and 32 within 0.4% at D128 S8k, 8 the best causal, at S 2k
@@ -88,8 +95,8 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 
 /* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it
  * stages O for the TMA store at the end, as in stage E), then the ring: K slots [Bc x D] K-major
- * SW128, V slots [Bc x D] MN-major SW128, then (sm90 --persistent 1) a second Q buffer, then the
- * mbarriers (and sm100's TMEM address slot). */
+ * SW128, V slots [Bc x D] MN-major SW128 (Bc = 128 keys, or sm90's 64 at D = 256), then (sm90
+ * --persistent 1) a second Q buffer, then the mbarriers (and sm100's TMEM address slot). */
 enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX,
        FMHA_F_SMEM_Q1 = FMHA_F_SMEM_V + FMHA_RING_MAX };
 #ifdef __cplusplus
@@ -98,21 +105,25 @@ static_assert(FMHA_F_SMEM_Q1 < SMEM_MAX_TILES, "the second Q buffer needs a tile
 _Static_assert(FMHA_F_SMEM_Q1 < SMEM_MAX_TILES, "the second Q buffer needs a tile of its own in smem_layout");
 #endif
 
-FMHA_HD smem_layout fmha_f_smem_layout_make_q(int d, int ring, int rows, int qbufs)
+FMHA_HD smem_layout fmha_f_smem_layout_make_kv(int d, int ring, int rows, int qbufs, int cols)
 {
     uint32_t tiles[2 + 2 * FMHA_RING_MAX];
     int n = 0;
     tiles[n++] = fmha_q_tile_rows(d, rows).bytes;
-    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_k_tile(d).bytes : 0u;
-    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_v_tile(d).bytes : 0u;
+    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_k_tile_cols(d, cols).bytes : 0u;
+    for (int s = 0; s < FMHA_RING_MAX; s++) tiles[n++] = s < ring ? fmha_v_tile_cols(d, cols).bytes : 0u;
     tiles[n++] = qbufs > 1 ? fmha_q_tile_rows(d, rows).bytes : 0u;
     return smem_layout_make(tiles, n, FMHA_F_MAX_BARS);
+}
+FMHA_HD smem_layout fmha_f_smem_layout_make_q(int d, int ring, int rows, int qbufs)
+{
+    return fmha_f_smem_layout_make_kv(d, ring, rows, qbufs, FMHA_BN);
 }
 FMHA_HD smem_layout fmha_f_smem_layout_make_rows(int d, int ring, int rows)
 {
     return fmha_f_smem_layout_make_q(d, ring, rows, 1);
 }
-/* The layout at FMHA_BM query rows (sm100, emu, sm90 with two consumer groups). */
+/* The layout at FMHA_BM query rows and FMHA_BN keys (sm100, emu, sm90 with two consumer groups). */
 FMHA_HD smem_layout fmha_f_smem_layout_make(int d, int ring) { return fmha_f_smem_layout_make_rows(d, ring, FMHA_BM); }
 
 /* Short rows: a query tile of FMHA_BM rows sees fewer than FMHA_F_SHORT_KV_TILES KV tiles on
@@ -130,14 +141,15 @@ FMHA_HD int fmha_f_short_rows(int sq, int skv, int causal)
     return nq > 0 && tiles < (long)FMHA_F_SHORT_KV_TILES * nq;
 }
 
-/* --ring auto: the deepest ring of 1..2 slots whose SMEM fits (D = 256: 1; a third slot is a
- * switch to measure, not the default). */
-FMHA_HD int fmha_f_auto_ring(int d)
+/* --ring auto: the deepest ring of 1..2 slots whose SMEM fits (D = 256 with 128-key tiles: 1, with
+ * 64-key tiles: 2; a third slot is a switch to measure, not the default). */
+FMHA_HD int fmha_f_auto_ring_cols(int d, int cols)
 {
     for (int r = 2; r > 1; r--)
-        if (fmha_f_smem_layout_make(d, r).bytes <= SMEM_OPTIN_MAX_BYTES) return r;
+        if (fmha_f_smem_layout_make_kv(d, r, FMHA_BM, 1, cols).bytes <= SMEM_OPTIN_MAX_BYTES) return r;
     return 1;
 }
+FMHA_HD int fmha_f_auto_ring(int d) { return fmha_f_auto_ring_cols(d, FMHA_BN); }
 
 /* The parity a producer waits on a slot's empty barrier: the opposite of the ring's phase (a fresh
  * barrier passes it at once: FG16), or (the FG16 variant) the same one, on which the first pass

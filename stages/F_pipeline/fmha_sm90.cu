@@ -170,7 +170,7 @@ struct ring_ctx {
 // The producer warpgroup's thread (SLEEP) waits with a suspend-time hint: it has nothing else to
 // do, and a spinning waiter takes issue slots from the consumer warps on its scheduler. With
 // --ws 0 the producing consumer thread keeps the plain probe.
-template <int D, bool SLEEP>
+template <int D, int BN, bool SLEEP>
 __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int j, bool is_v)
 {
     const int slot = s.slot;
@@ -179,22 +179,22 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     const uint32_t site = is_v ? SITE_V_EMPTY : SITE_K_EMPTY, parity = fmha_f_empty_parity(&s, c.faults);
     if constexpr (SLEEP) mbar_wait_budget_sleep(empty, parity, c.wd, site, c.probes);
     else mbar_wait_budget(empty, parity, c.wd, site, c.probes);
-    mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, FMHA_BN));
+    mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, BN));
     const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
-    if (is_v) tma_load_tile<D>(tile, fmha_v_tile(D), &c.a->v, full, j * FMHA_BN, c.hk_v, c.b);
-    else tma_load_tile<D>(tile, fmha_k_tile(D), &c.a->k, full, j * FMHA_BN, c.hk_k, c.b);
+    if (is_v) tma_load_tile<D>(tile, fmha_v_tile_cols(D, BN), &c.a->v, full, j * BN, c.hk_v, c.b);
+    else tma_load_tile<D>(tile, fmha_k_tile_cols(D, BN), &c.a->k, full, j * BN, c.hk_k, c.b);
     fmha_f_ring_advance(&s, c.faults);
 }
 
-template <int D, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, int NC, bool FAULTS, bool PERSIST>
 __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, const fmha_params &p, uint8_t *smem, int h, int b)
 {
-    const smem_layout L = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1);
+    const smem_layout L = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN);
     ring_ctx<D> r;
     r.a = &a;
     r.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
     r.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
-    r.slot_bytes = fmha_k_tile(D).bytes; // K and V tiles are the same size, placed back to back
+    r.slot_bytes = fmha_k_tile_cols(D, BN).bytes; // K and V tiles are the same size, placed back to back
     r.bar0 = smem_u32(smem + L.bars);
     r.hk_k = fmha_tma_kv_head(&p, h, 0);
     r.hk_v = fmha_tma_kv_head(&p, h, 1);
@@ -210,13 +210,13 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 // --persistent 1 it walks the CTA's query tiles: tile i's Q goes to buffer i % 2 once the
 // consumers have released that buffer (their tile i - 2's O has left it), and the ring runs on
 // from one tile to the next, so the next tile's Q and first K/V land under this tile's last ones.
-template <int D, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, int NC, bool FAULTS, bool PERSIST>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
     wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
-    const smem_layout L = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1);
+    const smem_layout L = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN);
     ring_state pk = ring_make(p.pipe.ring), pv = ring_make(p.pipe.ring);
     const int n = fmha_tile_count(&p);
     for (int it = 0;; it++) {
@@ -240,15 +240,15 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
         } else {
             tl = cta_tile<NC>(p);
         }
-        const ring_ctx<D> c = make_ring_ctx<D, NC, FAULTS, PERSIST>(a, p, smem, tl.h, tl.b);
+        const ring_ctx<D> c = make_ring_ctx<D, BN, NC, FAULTS, PERSIST>(a, p, smem, tl.h, tl.b);
         const uint32_t q_full = c.bar(qb ? FMHA_F_BAR_SM90_Q1_FULL : FMHA_F_BAR_Q_FULL);
         mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC)); // one box of 64 * NC rows a column block
         tma_load_tile<D>(smem_u32(smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q]), fmha_q_tile_rows(D, 64 * NC), &a.q,
                          q_full, tl.q0, tl.h, tl.b);
-        const int ntiles = fmha_kv_tiles_rows(&p, tl.q0, 64 * NC);
+        const int ntiles = fmha_kv_tiles_bn(&p, tl.q0, 64 * NC, BN);
         for (int j = 0; j < ntiles; j++) {
-            produce<D, true>(c, pk, j, false);
-            produce<D, true>(c, pv, j, true);
+            produce<D, BN, true>(c, pk, j, false);
+            produce<D, BN, true>(c, pv, j, true);
         }
         if constexpr (!PERSIST) return;
     }
@@ -285,14 +285,14 @@ struct consumer_state {
 // is taken on the raw scores and scaled once per row (the scale is positive: the order is the
 // same), so each score costs one FFMA and one MUFU.EX2 (fast_exp2) on its way to P, as in
 // FlashAttention-3's softmax.
-template <int D>
-__device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
+template <int D, int N>
+__device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state<D> &st, float (&s)[N], int kv0,
                                             int row0, float scale_log2, float (&alpha)[2], float (&base)[2])
 {
     const int t = threadIdx.x % 128;
-    if (!fmha_tile_unmasked(&p, row0, kv0)) {
+    if (!fmha_tile_unmasked_bn(&p, row0, kv0, 2 * N)) { // N scores a thread: a tile of 2N keys
 #pragma unroll
-        for (int i = 0; i < FMHA_BN / 2; i++) {
+        for (int i = 0; i < N; i++) {
             int r, c;
             wgmma_acc_map(t, i, &r, &c);
             if (!fmha_visible(&p, st.row[(i >> 1) & 1], kv0 + c)) s[i] = -INFINITY;
@@ -300,7 +300,7 @@ __device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state
     }
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int i = 0; i < FMHA_BN / 2; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
+    for (int i = 0; i < N; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
@@ -317,8 +317,8 @@ __device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state
 // in place, and this thread's part of the row sum (the quad is summed at the end). The overlap
 // runs it in two parts around the wait for P_{j-1} V_{j-1}, so that O's rescale shares a basic
 // block with the second part and ptxas interleaves the FMULs with the MUFU.EX2s.
-template <int I0, int I1>
-__device__ __forceinline__ void softmax_exp(float (&s)[FMHA_BN / 2], const float (&base)[2], float scale_log2, float (&l)[2])
+template <int I0, int I1, int N>
+__device__ __forceinline__ void softmax_exp(float (&s)[N], const float (&base)[2], float scale_log2, float (&l)[2])
 {
 #pragma unroll
     for (int i = I0; i < I1; i++) {
@@ -329,13 +329,13 @@ __device__ __forceinline__ void softmax_exp(float (&s)[FMHA_BN / 2], const float
 }
 
 // All of step 2c: the max, then every exponential.
-template <int D>
-__device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[FMHA_BN / 2], int kv0,
+template <int D, int N>
+__device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_state<D> &st, float (&s)[N], int kv0,
                                              int row0, float scale_log2, float (&alpha)[2])
 {
     float base[2];
     softmax_max<D>(p, st, s, kv0, row0, scale_log2, alpha, base);
-    softmax_exp<0, FMHA_BN / 2>(s, base, scale_log2, st.l_i);
+    softmax_exp<0, N>(s, base, scale_log2, st.l_i);
 }
 
 template <int D>
@@ -346,34 +346,34 @@ __device__ __forceinline__ void rescale_o(consumer_state<D> &st, const float (&a
 }
 
 // P (f32 in S's registers) -> the bf16 A operand of P V (the register layout wgmma RS reads).
-__device__ __forceinline__ void pack_p(const float (&s)[FMHA_BN / 2], uint32_t (&pa)[FMHA_BN / 16][4])
+template <int N>
+__device__ __forceinline__ void pack_p(const float (&s)[N], uint32_t (&pa)[N / 8][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < FMHA_BN / 16; kk++)
+    for (int kk = 0; kk < N / 8; kk++)
 #pragma unroll
         for (int r = 0; r < 4; r++) pa[kk][r] = pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
 }
 
-template <int D>
-__device__ __forceinline__ void issue_s(const cta_ctx<D> &c, int slot, float (&s)[FMHA_BN / 2])
+template <int D, int N>
+__device__ __forceinline__ void issue_s(const cta_ctx<D> &c, int slot, float (&s)[N])
 {
 #pragma unroll
-    for (int i = 0; i < FMHA_BN / 2; i++) s[i] = 0.0f; // (the first k-step overwrites it; ptxas allocates
-                                                       // D = 256 without serialising only with it)
+    for (int i = 0; i < N; i++) s[i] = 0.0f; // (the first k-step overwrites it; ptxas allocates
+                                             // D = 256 without serialising only with it)
     wgmma_fence();
-    wgmma_m64n128_ss_bf16_over_k_desc<D>(s, c.tq, c.dq, c.tk, c.dk(slot));
+    wgmma_m64nN_ss_bf16_over_k_desc<2 * N, D>(s, c.tq, c.dq, c.tk, c.dk(slot)); // S: 64 rows x 2N keys
     wgmma_commit();
 }
 
-template <int D>
-__device__ __forceinline__ void issue_pv(const cta_ctx<D> &c, int slot, consumer_state<D> &st,
-                                         const uint32_t (&pa)[FMHA_BN / 16][4])
+template <int D, int KK>
+__device__ __forceinline__ void issue_pv(const cta_ctx<D> &c, int slot, consumer_state<D> &st, const uint32_t (&pa)[KK][4])
 {
     wgmma_fence_operand(st.o);
     wgmma_fence();
     const uint64_t dv = c.dv(slot);
 #pragma unroll
-    for (int kk = 0; kk < FMHA_BN / 16; kk++)
+    for (int kk = 0; kk < KK; kk++) // K steps of 16 keys
         wgmma_m64nNk16_rs_bf16<D, 1>(st.o, pa[kk], smem_tile_desc_sm90_k(&c.tv, dv, 16 * kk), 1);
     wgmma_commit();
 }
@@ -405,7 +405,7 @@ __device__ __forceinline__ void turn_pass(int cwg)
 
 // FAULTS: the kernel a footgun run launches, with the --fault switches read at run time. The
 // others have no fault checks at all (about 15 instructions per KV tile and consumer warp).
-template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
 static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
     static_assert(NC == 2 || (NC == 3 && WS), "a third consumer group comes with the producer warpgroup");
@@ -421,7 +421,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 
     // Step 1: prologue: the barriers (thread 0), then Q and the first R tiles
     if (threadIdx.x == 0) {
-        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make_q(D, a.p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bars);
+        const uint32_t bar0 = smem_u32(smem + fmha_f_smem_layout_make_kv(D, a.p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN).bars);
         mbar_init(bar0 + 8u * FMHA_F_BAR_Q_FULL, 1);
         if constexpr (PERSIST) {
             mbar_init(bar0 + 8u * FMHA_F_BAR_SM90_Q1_FULL, 1);
@@ -438,7 +438,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     __syncthreads();
     if constexpr (WS) {
         if (wg == 0) { // the producer group: nothing of the consumers' state is live here
-            producer_group<D, NC, FAULTS, PERSIST>(a, smem);
+            producer_group<D, BN, NC, FAULTS, PERSIST>(a, smem);
             return;
         }
         wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_CONSUMER_REGS>();
@@ -452,8 +452,8 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     const fmha_params &p = c.p;
     c.probes = p.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES; // a footgun run expects hangs
     const int ring = p.pipe.ring;
-    const smem_layout L = fmha_f_smem_layout_make_q(D, ring, 64 * NC, PERSIST ? 2 : 1);
-    c.tq = fmha_q_tile_rows(D, 64 * NC); c.tk = fmha_k_tile(D); c.tv = fmha_v_tile(D);
+    const smem_layout L = fmha_f_smem_layout_make_kv(D, ring, 64 * NC, PERSIST ? 2 : 1, BN);
+    c.tq = fmha_q_tile_rows(D, 64 * NC); c.tk = fmha_k_tile_cols(D, BN); c.tv = fmha_v_tile_cols(D, BN);
     c.k0 = smem_u32(smem + L.tile[FMHA_F_SMEM_K]);
     c.v0 = smem_u32(smem + L.tile[FMHA_F_SMEM_V]);
     c.slot_bytes = c.tk.bytes;
@@ -468,14 +468,15 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     const float scale_log2 = p.scale * FMHA_LOG2E;
     const bool early = p.faults & FMHA_FAULT_EARLY_RELEASE; // FG23
     ring_state ks = ring_make(ring), vs = ring_make(ring);  // the consumer's places in the ring (on across tiles)
-    uint32_t pa[FMHA_BN / 16][4];                           // P (overlap: of the previous tile)
+    uint32_t pa[BN / 16][4];                                // P (overlap: of the previous tile)
+    static_assert(FMHA_F_EXP_BEFORE_PV <= BN / 2, "the overlap's first exponentials are some of a thread's BN / 2 scores");
 
     // The CTA's query tiles: one, or (--persistent 1) those the producer drew, each announced in
     // its Q buffer's tile word. The ping-pong needs to know in advance whether the tile has KV
     // tiles (the last group's last window then hands over to nobody); the persistent kernel runs
     // without it (stage_f.c), since nobody knows which drawn tile is a CTA's last.
     static_assert(!PERSIST || (WS && !PP), "the persistent kernel: the producer group draws tiles, no ping-pong");
-    const bool has_work = fmha_kv_tiles_rows(&p, cta_tile<NC>(p).q0, 64 * NC) > 0; // one-tile CTAs
+    const bool has_work = fmha_kv_tiles_bn(&p, cta_tile<NC>(p).q0, 64 * NC, BN) > 0; // one-tile CTAs
     if constexpr (PP) {
         if (cwg == NC - 1 && has_work) named_bar_arrive<FMHA_F_TURN_BAR>(FMHA_F_TURN_THREADS); // group 0 takes the first turn
     }
@@ -516,15 +517,15 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     c.q = smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q];
     c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
     c.q0 = tl.q0; c.h = tl.h; c.b = tl.b;
-    c.ntiles = fmha_kv_tiles_rows(&p, c.q0, 64 * NC);
+    c.ntiles = fmha_kv_tiles_bn(&p, c.q0, 64 * NC, BN);
     int next_k = 0, next_v = 0; // ws 0's producing thread: its next tiles
     if (producer) {
-        rc = make_ring_ctx<D, NC, FAULTS, false>(a, p, smem, c.h, c.b);
+        rc = make_ring_ctx<D, BN, NC, FAULTS, false>(a, p, smem, c.h, c.b);
         mbar_arrive_expect_tx(q_full, fmha_tile_tx_bytes(D, 64 * NC));
         tma_load_tile<D>(smem_u32(c.q), c.tq, &a.q, q_full, c.q0, c.h, c.b);
         for (; next_k < c.ntiles && next_k < ring; next_k++, next_v++) {
-            produce<D, false>(rc, pk, next_k, false);
-            produce<D, false>(rc, pv, next_v, true);
+            produce<D, BN, false>(rc, pk, next_k, false);
+            produce<D, BN, false>(rc, pv, next_v, true);
         }
     }
     if constexpr (!PERSIST) { // also before the epilogue reuses Q for O
@@ -551,7 +552,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         // iteration of the loop has the same two wgmma groups in flight, and O is rescaled right
         // after the P V that wrote it has completed, never between two in-flight groups: ptxas
         // then keeps the wgmmas asynchronous instead of serialising them (C7514 / C7515)
-        auto s_tile = [&](float (&s)[FMHA_BN / 2], bool with_pv) {
+        auto s_tile = [&](float (&s)[BN / 2], bool with_pv) {
             // Step 2b: K_j has landed; S_j = Q K_j^T, then (with_pv) O += P_{j-1} V_{j-1}
             const int kslot = ks.slot;
             mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
@@ -577,7 +578,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_fence_operand(s);
             if (!early && !(WS && with_pv)) release(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
             fmha_f_ring_advance(&ks, p.faults);
-            if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
+            if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             if constexpr (!WS) __syncwarp(); // the producing lane went its own way: converge before .sync.aligned
         };
         auto pv_wait = [&]() { // Step 2e: P_{j-1} V_{j-1} has completed: O may be rescaled
@@ -587,18 +588,18 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         auto pv_release = [&]() { // and its V slot is free
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
-            if (!WS && producer && next_v < c.ntiles) produce<D, false>(rc, pv, next_v++, true);
+            if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
             if constexpr (!WS) __syncwarp();
         };
         if (c.ntiles > 0) {
-            float s[FMHA_BN / 2], alpha[2];
+            float s[BN / 2], alpha[2];
             s_tile(s, false); // settles the previous tile's O store under its S
             softmax_tile<D>(p, st, s, 0, row0, scale_log2, alpha); // Step 2c
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
         }
         for (int j = 1; j < c.ntiles; j++) {
-            float s[FMHA_BN / 2], alpha[2], base[2];
+            float s[BN / 2], alpha[2], base[2];
             const int kslot = ks.slot;
             s_tile(s, true);
             // Step 2c under P_{j-1} V_{j-1}: the max and the first exponentials, then the wait for
@@ -607,12 +608,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             // whole softmax until P_{j-1} V_{j-1} is done (notes/stage-f-perf.md); K_j's release, a
             // branch, starts a new block after the first exponentials and keeps the wait there.
             // (--ws 0 releases K_j in s_tile: its producing thread refills the slot right there.)
-            softmax_max<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha, base);
+            softmax_max<D>(p, st, s, j * BN, row0, scale_log2, alpha, base);
             softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
             if (WS && !early) release_after(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
             pv_wait();
             rescale_o<D>(st, alpha);
-            softmax_exp<FMHA_F_EXP_BEFORE_PV, FMHA_BN / 2>(s, base, scale_log2, st.l_i);
+            softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
             pv_release();
             pack_p(s, pa);
         }
@@ -636,7 +637,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             // Step 2b: K_j has landed; S_j = Q K_j^T
             mbar_wait_budget(c.k_full(kslot), ring_full_parity(&ks), p.wd, SITE_K_FULL, c.probes);
             __syncwarp();
-            float s[FMHA_BN / 2];
+            float s[BN / 2];
             turn_wait<PP, NC>(cwg);
             issue_s<D>(c, kslot, s);
             if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
@@ -648,10 +649,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_wait<0>();
             if (!early) release(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
-            if (!WS && producer && next_k < c.ntiles) produce<D, false>(rc, pk, next_k++, false); // ws 0: refill behind
+            if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
             float alpha[2];
-            softmax_tile<D>(p, st, s, j * FMHA_BN, row0, scale_log2, alpha);
+            softmax_tile<D>(p, st, s, j * BN, row0, scale_log2, alpha);
             // Step 2d: the correction; step 2e: V_j has landed; O += P_j V_j
             rescale_o<D>(st, alpha);
             pack_p(s, pa);
@@ -664,7 +665,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_wait<0>();
             if (!early) release(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
-            if (!WS && producer && next_v < c.ntiles) produce<D, false>(rc, pv, next_v++, true);
+            if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
         }
     }
 
@@ -718,10 +719,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 // SMEM and registers of one CTA fill an SM), drawing tiles from the scheduler's counter until none
 // is left. The counter is allocated once and never reset (next_tile): each launch starts where
 // the last one's draws ended, so no memset precedes a timed launch.
-template <int D, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
 static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
 {
-    const uint32_t smem = fmha_f_smem_layout_make_q(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1).bytes;
+    const uint32_t smem = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN).bytes;
     grid3 g = fmha_grid(&p);
     if constexpr (PERSIST) {
         static int sms = 0;                  // read once: a launch inside a timed loop should not pay for it
@@ -746,13 +747,13 @@ static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
         fmha_tma_args a2 = a;
         a2.p.pipe.tile_counter = counter;
         a2.p.pipe.tile_base = next_base;
-        const int rc = launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
+        const int rc = launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
         if (rc == 0) next_base += (unsigned)n + g.x; // n tiles drawn, and one draw past them by every CTA
         return rc;
     }
-    return launch_kernel(fmha_kernel<D, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
+    return launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
 }
-template <int D, bool WS, bool PP, bool OV, int NC>
+template <int D, int BN, bool WS, bool PP, bool OV, int NC>
 static int launch(const fmha_params &p, const fmha_tma_args &a)
 {
     // D = 256 keeps the run-time fault checks in every run: on the H200 its kernel without them
@@ -760,25 +761,27 @@ static int launch(const fmha_params &p, const fmha_tma_args &a)
     // kernel without them is 2-7% faster (notes/stage-f-perf.md).
     constexpr bool CHK = D == 256;
     if constexpr (WS && !PP) { // stage_f.c refuses --persistent with the ping-pong
-        if (p.pipe.persistent) return (CHK || p.faults) ? launch_grid<D, WS, PP, OV, NC, true, true>(p, a)
-                                                        : launch_grid<D, WS, PP, OV, NC, CHK, true>(p, a);
+        if (p.pipe.persistent) return (CHK || p.faults) ? launch_grid<D, BN, WS, PP, OV, NC, true, true>(p, a)
+                                                        : launch_grid<D, BN, WS, PP, OV, NC, CHK, true>(p, a);
     }
-    return (CHK || p.faults) ? launch_grid<D, WS, PP, OV, NC, true, false>(p, a) : launch_grid<D, WS, PP, OV, NC, CHK, false>(p, a);
+    return (CHK || p.faults) ? launch_grid<D, BN, WS, PP, OV, NC, true, false>(p, a)
+                             : launch_grid<D, BN, WS, PP, OV, NC, CHK, false>(p, a);
 }
 
-// The overlap keeps P_{j-1} (32 registers) and S_j (64) live beside O (D / 2): at D = 256 that is
-// past the consumers' 232 registers, so D = 256 runs without it (stage_f.c rejects the switch).
-// Three consumer groups (p.pipe.rows = 192) exist at D = 64 only, with the producer group.
-template <int D>
-static int launch_d(const fmha_params &p, const fmha_tma_args &a)
+// The overlap keeps P_{j-1} (BN / 4 registers) and S_j (BN / 2) live beside O (D / 2): with 128-key
+// tiles at D = 256 that is past the consumers' 232 registers, with 64-key tiles it fits
+// (FMHA_F_SM90_OVERLAP_FITS; stage_f.c rejects the switch where it does not). Three consumer
+// groups (p.pipe.rows = 192) exist at D = 64 only, with the producer group.
+template <int D, int BN>
+static int launch_d_bn(const fmha_params &p, const fmha_tma_args &a)
 {
     const int ws = p.pipe.ws, pp = p.pipe.pingpong;
-    const bool ov = FMHA_F_SM90_OVERLAP_OK(D) && p.pipe.overlap;
-    constexpr bool OK = FMHA_F_SM90_OVERLAP_OK(D);
+    constexpr bool OK = FMHA_F_SM90_OVERLAP_FITS(D, BN);
+    const bool ov = OK && p.pipe.overlap;
     if constexpr (FMHA_F_SM90_THREE_OK(D)) {
         if (ws && p.pipe.rows == 192) {
-            if (pp) return ov ? launch<D, true, true, OK, 3>(p, a) : launch<D, true, true, false, 3>(p, a);
-            return ov ? launch<D, true, false, OK, 3>(p, a) : launch<D, true, false, false, 3>(p, a);
+            if (pp) return ov ? launch<D, BN, true, true, OK, 3>(p, a) : launch<D, BN, true, true, false, 3>(p, a);
+            return ov ? launch<D, BN, true, false, OK, 3>(p, a) : launch<D, BN, true, false, false, 3>(p, a);
         }
     }
     if (p.pipe.rows != 0 && p.pipe.rows != FMHA_BM) {
@@ -786,9 +789,24 @@ static int launch_d(const fmha_params &p, const fmha_tma_args &a)
                 ws ? "" : " without the producer group");
         return 1;
     }
-    if (!ws) return ov ? launch<D, false, false, OK, 2>(p, a) : launch<D, false, false, false, 2>(p, a);
-    if (pp) return ov ? launch<D, true, true, OK, 2>(p, a) : launch<D, true, true, false, 2>(p, a);
-    return ov ? launch<D, true, false, OK, 2>(p, a) : launch<D, true, false, false, 2>(p, a);
+    if (!ws) return ov ? launch<D, BN, false, false, OK, 2>(p, a) : launch<D, BN, false, false, false, 2>(p, a);
+    if (pp) return ov ? launch<D, BN, true, true, OK, 2>(p, a) : launch<D, BN, true, true, false, 2>(p, a);
+    return ov ? launch<D, BN, true, false, OK, 2>(p, a) : launch<D, BN, true, false, false, 2>(p, a);
+}
+
+// The key tile: 128 keys, or (--kv-tile 64, D = 256 only: FMHA_F_SM90_COLS64_OK) 64.
+template <int D>
+static int launch_d(const fmha_params &p, const fmha_tma_args &a)
+{
+    const int bn = fmha_kv_cols(&p);
+    if constexpr (FMHA_F_SM90_COLS64_OK(D)) {
+        if (bn == 64) return launch_d_bn<D, 64>(p, a);
+    }
+    if (bn != FMHA_BN) {
+        fprintf(stderr, "stage F (sm90): %d keys a KV tile at D = %d (stage_f.c's rules)\n", bn, D);
+        return 1;
+    }
+    return launch_d_bn<D, FMHA_BN>(p, a);
 }
 
 extern "C" int stage_f_sm90_launch(const void *params)

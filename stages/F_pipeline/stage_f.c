@@ -12,8 +12,17 @@
 #include "host/shape_table.h"
 #include "fmha.h"
 
-/* The ring depth a run uses: --ring N, or auto's choice for its head dim. */
-static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring(o->d); }
+/* --kv-tile auto: 64 keys a KV tile on sm90 at D = 256, where Q (64 KB) and two slot pairs of 128
+ * keys (2 x 128 KB) are past the SMEM and of 64 keys (2 x 64 KB) fit, so the ring gets its second
+ * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS); 128 keys elsewhere. */
+static int cols_of(const fmha_opts *o)
+{
+    if (o->kv_tile) return o->kv_tile;
+    return o->backend == BACKEND_SM90 && FMHA_F_SM90_COLS64_OK(o->d) ? 64 : FMHA_BN;
+}
+
+/* The ring depth a run uses: --ring N, or auto's choice for its head dim and key tile. */
+static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring_cols(o->d, cols_of(o)); }
 
 /* Short rows (fmha_f_short_rows): a 128-row query tile sees fewer than FMHA_F_SHORT_KV_TILES KV
  * tiles on average, so each CTA's fixed costs (Q's load, the first K's
@@ -45,7 +54,7 @@ static int persistent_of(const fmha_opts *o)
 {
     if (o->persistent >= 0) return o->persistent > 0;
     if (o->backend != BACKEND_SM90 || !o->ws || o->pingpong == 1 || !short_rows(o)) return 0;
-    return fmha_f_smem_layout_make_q(o->d, ring_of(o), cta_rows(o), 2).bytes <= SMEM_OPTIN_MAX_BYTES;
+    return fmha_f_smem_layout_make_kv(o->d, ring_of(o), cta_rows(o), 2, cols_of(o)).bytes <= SMEM_OPTIN_MAX_BYTES;
 }
 
 /* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
@@ -60,16 +69,32 @@ static int pingpong_of(const fmha_opts *o)
 }
 static int overlap_of(const fmha_opts *o)
 {
-    return o->overlap >= 0 ? o->overlap : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_OK(o->d));
+    return o->overlap >= 0 ? o->overlap
+                           : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_FITS(o->d, cols_of(o)));
 }
-/* The query rows of one CTA that fmha_params carries (0: FMHA_BM). */
+/* The query rows of one CTA and the keys of one KV tile that fmha_params carries (0: FMHA_BM, FMHA_BN). */
 static int rows_of(const fmha_opts *o) { return cta_rows(o) == FMHA_BM ? 0 : cta_rows(o); }
+static int pipe_cols_of(const fmha_opts *o) { return cols_of(o) == FMHA_BN ? 0 : cols_of(o); }
 
 /* The switches each backend has, named by the rule a bad combination breaks. */
 static int validate_pipe(const fmha_opts *o, char *err, size_t len)
 {
     const int ring = ring_of(o), sm90 = o->backend == BACKEND_SM90;
-    const int pingpong = pingpong_of(o), overlap = overlap_of(o);
+    const int pingpong = pingpong_of(o), overlap = overlap_of(o), cols = cols_of(o);
+    if (cols != 64 && cols != FMHA_BN) {
+        snprintf(err, len, "--kv-tile=%d: a KV tile holds 64 or 128 keys", cols);
+        return 2;
+    }
+    if (cols == 64 && !sm90) {
+        snprintf(err, len, "--kv-tile=64: 64-key tiles are sm90's (the %s flow keeps S and P in 128-column TMEM "
+                 "buffers: 128 keys a tile)", backend_name(o->backend));
+        return 2;
+    }
+    if (cols == 64 && !FMHA_F_SM90_COLS64_OK(o->d)) {
+        snprintf(err, len, "--kv-tile=64 --d=%d: 64-key tiles are built for D = 256 only, where two K/V slot pairs of "
+                 "128 keys do not fit beside Q; at D <= 128 they do", o->d);
+        return 2;
+    }
     if (ring > FMHA_RING_MAX) {
         snprintf(err, len, "--ring=%d: the ring has 1 to %d slots", ring, FMHA_RING_MAX);
         return 2;
@@ -94,10 +119,11 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "to D = 64", o->d);
         return 2;
     }
-    const uint32_t smem = fmha_f_smem_layout_make_rows(o->d, ring, cta_rows(o)).bytes;
+    const uint32_t smem = fmha_f_smem_layout_make_kv(o->d, ring, cta_rows(o), 1, cols).bytes;
     if (smem > SMEM_OPTIN_MAX_BYTES) {
-        snprintf(err, len, "--ring=%d --d=%d: Q and %d K/V slot pairs need %u bytes of SMEM, over the %u-byte opt-in limit "
-                 "(use a shallower ring)", ring, o->d, ring, smem, SMEM_OPTIN_MAX_BYTES);
+        snprintf(err, len, "--ring=%d --d=%d: Q and %d K/V slot pairs of %d keys need %u bytes of SMEM, over the %u-byte "
+                 "opt-in limit (use a shallower ring%s)", ring, o->d, ring, cols, smem, SMEM_OPTIN_MAX_BYTES,
+                 sm90 && cols != 64 && FMHA_F_SM90_COLS64_OK(o->d) ? ", or --kv-tile 64" : "");
         return 2;
     }
     if (!sm90 && !o->ws) {
@@ -115,9 +141,10 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "producer warp of its own keeps the ring full; it needs --ws 1");
         return 2;
     }
-    if (sm90 && overlap && !FMHA_F_SM90_OVERLAP_OK(o->d)) {
-        snprintf(err, len, "--overlap=1 --d=%d: S_j, P_{j-1} and O (D / 2 registers) do not fit a consumer thread's 232 "
-                 "registers past D = 128", o->d);
+    if (sm90 && overlap && !FMHA_F_SM90_OVERLAP_FITS(o->d, cols)) {
+        snprintf(err, len, "--overlap=1 --d=%d --kv-tile=%d: S_j (%d registers), P_{j-1} (%d) and O (%d) do not fit a "
+                 "consumer thread's 232 registers%s", o->d, cols, cols / 2, cols / 4, o->d / 2,
+                 cols != 64 && FMHA_F_SM90_COLS64_OK(o->d) ? " (with --kv-tile 64 they do)" : "");
         return 2;
     }
     if (persistent_of(o) && !(sm90 && o->ws)) {
@@ -132,10 +159,10 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
         return 2;
     }
     if (persistent_of(o)) {
-        const uint32_t two_q = fmha_f_smem_layout_make_q(o->d, ring, cta_rows(o), 2).bytes;
+        const uint32_t two_q = fmha_f_smem_layout_make_kv(o->d, ring, cta_rows(o), 2, cols).bytes;
         if (two_q > SMEM_OPTIN_MAX_BYTES) {
-            snprintf(err, len, "--persistent=1 --ring=%d --d=%d: two Q buffers and %d K/V slot pairs need %u bytes of SMEM, "
-                     "over the %u-byte opt-in limit", ring, o->d, ring, two_q, SMEM_OPTIN_MAX_BYTES);
+            snprintf(err, len, "--persistent=1 --ring=%d --d=%d: two Q buffers and %d K/V slot pairs of %d keys need %u bytes "
+                     "of SMEM, over the %u-byte opt-in limit", ring, o->d, ring, cols, two_q, SMEM_OPTIN_MAX_BYTES);
             return 2;
         }
     }
@@ -155,7 +182,8 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     if (validate_pipe(o, err, len)) return 2;
     fmha_params p;
     attn_params_for(o, &p);
-    p.pipe.rows = rows_of(o); /* the Q box of the tensor map is the CTA's query tile */
+    p.pipe.rows = rows_of(o); /* the Q box of the tensor map is the CTA's query tile, */
+    p.pipe.cols = pipe_cols_of(o); /* the K and V boxes its key tile */
     char why[400];
     if (fmha_tmaps_check(&p, o->backend == BACKEND_SM90 ? 9 : 10, why, sizeof why)) {
         snprintf(err, len, "the tensor maps of this shape break a cuTensorMapEncodeTiled rule: %s", why);
@@ -176,6 +204,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.pingpong = pingpong_of(o);
     ap.p.pipe.overlap = overlap_of(o);
     ap.p.pipe.rows = rows_of(o);
+    ap.p.pipe.cols = pipe_cols_of(o);
     ap.p.pipe.persistent = persistent_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
@@ -190,10 +219,11 @@ static int run(const fmha_opts *o, stage_result *r)
     if (attn_dump(o, "F", &ap)) rc = 1;
     if (rc == 0 && o->check) attn_check(o, &ap, r);
     const size_t n = strlen(r->detail);
-    snprintf(r->detail + n, sizeof r->detail - n, "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA%s",
-             n ? "; " : "", ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM",
-             ap.p.pipe.pingpong, o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "",
-             fmha_cta_rows(&ap.p),
+    snprintf(r->detail + n, sizeof r->detail - n,
+             "%sring %d (%s), ping-pong %d%s, overlap %d%s, %d query rows a CTA, %d keys a KV tile%s%s", n ? "; " : "",
+             ap.p.pipe.ring, o->ring ? "--ring" : "auto: the deepest of 1..2 that fits the SMEM", ap.p.pipe.pingpong,
+             o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "", fmha_cta_rows(&ap.p),
+             fmha_kv_cols(&ap.p), o->kv_tile ? "" : " (auto)",
              ap.p.pipe.persistent ? (o->persistent < 0 ? ", persistent (auto: short rows)" : ", persistent") : "");
     attn_problem_free(&ap);
     return rc;
@@ -235,6 +265,14 @@ static const char *const switch_rows[] = {
     "--d 64 --b 2 --sq 2500 --skv 1000 --hq 32 --hkv 32 --persistent 1 --consumers 2 --ring 3 --seed 46",
     "--d 64 --b 1 --sq 5000 --skv 5000 --causal --hq 16 --hkv 16 --persistent 1 --consumers 3 --layout bshd --seed 47",
     "--d 128 --b 1 --sq 100 --skv 5000 --hq 2 --hkv 1 --persistent 1 --seed 48", /* fewer tiles than SMs */
+    /* D = 256's key tiles: 128 keys (one slot pair), and 64 (two) under each switch: ping-pong
+     * alone, stage E's flow on the ring, the overlap alone, the persistent kernel (one slot pair
+     * beside two Q buffers); tails of the 64-key tile (Skv 700, 2000, 1100), causal, GQA, BSHD */
+    "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --kv-tile 128 --seed 49",
+    "--d 256 --sq 130 --skv 700 --hq 2 --hkv 2 --kv-tile 64 --pingpong 1 --overlap 0 --layout bshd --seed 50",
+    "--d 256 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --kv-tile 64 --ws 0 --pingpong 0 --overlap 0 --seed 51",
+    "--d 256 --sq 129 --skv 2000 --hq 2 --hkv 1 --kv-tile 64 --pingpong 0 --overlap 1 --seed 52",
+    "--d 256 --b 2 --sq 1500 --skv 1100 --causal --hq 16 --hkv 4 --kv-tile 64 --persistent 1 --ring 1 --seed 53",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -248,8 +286,8 @@ static const char *const emu_rows[] = {
  * each step of the ladder the ablation plot draws: stage E's flow on the ring, a deeper ring, the
  * producer warpgroup, then the ping-pong and the overlap alone and together, and the deepest ring
  * with everything. Then the short causal rows (D = 64, S = 2k): three consumer groups on the
- * one-tile kernel, two, and two on the persistent kernel (the defaults there). `make bench` runs
- * these after the protocol rows. */
+ * one-tile kernel, two, and two on the persistent kernel (the defaults there); then D = 256's key
+ * tile (d256_steps). `make bench` runs these after the protocol rows. */
 static const char *const ablation_steps[] = {
     "--ring 1 --ws 0 --pingpong 0 --overlap 0", "--ring 2 --ws 0 --pingpong 0 --overlap 0",
     "--ring 2 --ws 1 --pingpong 0 --overlap 0", "--ring 2 --ws 1 --pingpong 1 --overlap 0",
@@ -259,12 +297,24 @@ static const char *const ablation_steps[] = {
 static const char *const short_steps[] = {
     "--consumers 3 --persistent 0", "--consumers 2 --persistent 0", "--consumers 2 --persistent 1",
 };
+/* D = 256's key tile (causal S 4k, where stage F trailed FA4 most): 128 keys with one slot pair
+ * (the ping-pong, no overlap: the default before 64-key tiles), then 64 keys with two slot pairs:
+ * the ping-pong alone, the overlap alone, both (the default). */
+static const char *const d256_steps[] = {
+    "--kv-tile 128", "--kv-tile 64 --pingpong 1 --overlap 0", "--kv-tile 64 --pingpong 0 --overlap 1",
+    "--kv-tile 64 --pingpong 1 --overlap 1",
+};
 
 static int ablation_row(int i, char *args, size_t len)
 {
     const int n = (int)(sizeof ablation_steps / sizeof ablation_steps[0]);
     const int ns = (int)(sizeof short_steps / sizeof short_steps[0]);
-    if (i < 0 || i >= 2 * n + ns) return 0;
+    const int nd = (int)(sizeof d256_steps / sizeof d256_steps[0]);
+    if (i < 0 || i >= 2 * n + ns + nd) return 0;
+    if (i >= 2 * n + ns) {
+        snprintf(args, len, "--b 4 --hq 8 --hkv 8 --sq 4096 --skv 4096 --d 256 --causal %s", d256_steps[i - 2 * n - ns]);
+        return 1;
+    }
     if (i >= 2 * n) {
         snprintf(args, len, "--b 8 --hq 32 --hkv 32 --sq 2048 --skv 2048 --d 64 --causal %s", short_steps[i - 2 * n]);
         return 1;

@@ -91,8 +91,10 @@ Test(footgun, fg23_stage_d_emu)
 Test(footgun, fg23_stage_f_h200, .timeout = 120)
 {
     SKIP_WITHOUT_GPU(9);
-    /* one slot and D = 256: K_{j+1}'s 64 KB land while the S wgmmas of tile j still read the slot */
-    cr_expect_eq(fault_demo_pair("stage_F", "sm90", "early-release", "--d 256 --sq 512 --skv 4096 --hq 4 --hkv 1 --ring 1",
+    /* one slot and D = 256 with 128-key tiles: K_{j+1}'s 64 KB land while the S wgmmas of tile j
+     * still read the slot */
+    cr_expect_eq(fault_demo_pair("stage_F", "sm90", "early-release",
+                                 "--d 256 --sq 512 --skv 4096 --hq 4 --hkv 1 --ring 1 --kv-tile 128",
                                  "symptom: cosine"),
                  0);
 }

@@ -41,9 +41,9 @@ Test(stage_f_emu, program_contract)
                  0, "two S and two P buffers leave D <= 128 of TMEM for O");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --pingpong 1 --ws 0 2>&1 | tail -n 1 | grep -q 'needs --ws 1'"),
                  0, "sm90's ping-pong needs its producer warpgroup");
-    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --overlap 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
-                                              "'232 registers'"),
-                 0, "sm90's overlap stops at D = 128 (registers)");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --overlap 1 --d 256 --kv-tile 128 --ring 1 2>&1 | tail -n 1 | "
+                                              "grep -q '232 registers'"),
+                 0, "sm90's overlap with 128-key tiles stops at D = 128 (registers)");
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --consumers 3 2>&1 | tail -n 1 | grep -q 'sm90'"), 0,
                  "three consumer warpgroups are sm90's");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --consumers 3 --d 128 2>&1 | tail -n 1 | grep -q "
@@ -60,9 +60,24 @@ Test(stage_f_emu, program_contract)
                                               "'pingpong 0'"), 0, "the persistent kernel runs without the ping-pong");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --ws 0 2>&1 | tail -n 1 | grep -q 'ws 1'"), 0,
                  "the persistent kernel walks the tiles with the producer warpgroup");
-    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --d 256 --ring 1 2>&1 | tail -n 1 | grep -q "
-                                              "'two Q buffers'"),
-                 0, "two Q buffers and a slot pair at D = 256 are over the SMEM limit");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --d 256 --kv-tile 128 --ring 1 2>&1 | tail -n 1 | "
+                                              "grep -q 'two Q buffers'"),
+                 0, "two Q buffers and a slot pair of 128 keys at D = 256 are over the SMEM limit");
+    /* the key tile's rules: 64 or 128 keys, 64 on sm90 at D = 256 only; what fits with each */
+    cr_expect_eq(program_exit_code("stage_F", "--kv-tile 96 2>&1 | tail -n 1 | grep -q '64 or 128 keys'"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --d 256 --kv-tile 64 2>&1 | tail -n 1 | grep -q \"sm90's\""), 0,
+                 "64-key tiles are sm90's");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 128 --kv-tile 64 2>&1 | tail -n 1 | grep -q 'D = 256 only'"),
+                 0, "64-key tiles are built for D = 256");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 128 --ring 2 2>&1 | tail -n 1 | grep -q "
+                                              "'or --kv-tile 64'"),
+                 0, "two slot pairs of 128 keys at D = 256 are over the SMEM limit");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --ring 3 2>&1 | tail -n 1 | grep -q "
+                                              "'3 K/V slot pairs of 64 keys'"),
+                 0, "three slot pairs of 64 keys at D = 256 are over the SMEM limit");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 128 --overlap 1 2>&1 | tail -n 1 | grep -q "
+                                              "'with --kv-tile 64 they do'"),
+                 0, "the message names the key tile with which the overlap's registers fit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps each */
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 14"),

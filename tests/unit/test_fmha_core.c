@@ -1,16 +1,17 @@
 /* The attention core's mask rules (common/attn/fmha_core.h): fmha_tile_unmasked, which lets a
  * kernel skip the per-element mask on a tile, agrees with fmha_visible element by element, on
  * shapes with tails on both sides, causal with Sq below, at and above Skv, and FG21's variant;
- * the KV tiles of a CTA of 128 or 192 query rows are the ones its rows see. */
+ * the KV tiles of a CTA of 128 or 192 query rows are the ones its rows see; both rules for KV
+ * tiles of 128 keys and of 64 (stage F's sm90 tile at D = 256). */
 #include <criterion/criterion.h>
 
 #include "attn/fmha_core.h"
 #include "stages/F_pipeline/fmha.h"
 
-static int brute_unmasked(const fmha_params *p, int r0, int rows, int kv0)
+static int brute_unmasked(const fmha_params *p, int r0, int rows, int kv0, int bn)
 {
     for (int i = r0; i < r0 + rows; i++)
-        for (int j = kv0; j < kv0 + FMHA_BN; j++)
+        for (int j = kv0; j < kv0 + bn; j++)
             if (!fmha_visible(p, i, j)) return 0;
     return 1;
 }
@@ -22,17 +23,19 @@ Test(fmha_core, tile_unmasked_matches_the_element_mask)
     for (unsigned si = 0; si < sizeof sqs / sizeof sqs[0]; si++)
         for (unsigned ki = 0; ki < sizeof skvs / sizeof skvs[0]; ki++)
             for (int causal = 0; causal < 2; causal++)
-                for (int fault = 0; fault < 2; fault++) {
+                for (int fault = 0; fault < 4; fault++) {
                     fmha_params p = {0};
                     p.sq = sqs[si];
                     p.skv = skvs[ki];
                     p.causal = causal;
-                    p.faults = fault ? FMHA_FAULT_NO_TAIL_MASK : 0;
+                    p.faults = (fault & 1) ? FMHA_FAULT_NO_TAIL_MASK : 0;
+                    const int bn = (fault & 2) ? 64 : FMHA_BN;
                     for (int r0 = 0; r0 < p.sq; r0 += 64)
-                        for (int kv0 = 0; kv0 < p.skv + FMHA_BN; kv0 += FMHA_BN) {
-                            const int want = brute_unmasked(&p, r0, 64, kv0), got = fmha_tile_unmasked(&p, r0, kv0);
-                            cr_assert_eq(got, want, "sq %d skv %d causal %d fault %d: rows %d.., tile %d: %d, not %d", p.sq,
-                                         p.skv, causal, fault, r0, kv0, got, want);
+                        for (int kv0 = 0; kv0 < p.skv + bn; kv0 += bn) {
+                            const int want = brute_unmasked(&p, r0, 64, kv0, bn);
+                            const int got = bn == FMHA_BN ? fmha_tile_unmasked(&p, r0, kv0) : fmha_tile_unmasked_bn(&p, r0, kv0, bn);
+                            cr_assert_eq(got, want, "sq %d skv %d causal %d fault %d bn %d: rows %d.., tile %d: %d, not %d",
+                                         p.sq, p.skv, causal, fault & 1, bn, r0, kv0, got, want);
                             checked++;
                             unmasked += want;
                             masked += !want;
@@ -64,7 +67,7 @@ Test(fmha_core, kv_tiles_cover_every_visible_key_for_each_cta_height)
 {
     static const int sqs[] = {1, 100, 191, 192, 193, 400, 1025}, skvs[] = {1, 129, 300, 1025};
     static const int brs[] = {128, 192};
-    for (unsigned bi = 0; bi < 2; bi++)
+    for (unsigned bi = 0; bi < 4; bi++)
         for (unsigned si = 0; si < sizeof sqs / sizeof sqs[0]; si++)
             for (unsigned ki = 0; ki < sizeof skvs / sizeof skvs[0]; ki++)
                 for (int causal = 0; causal < 2; causal++) {
@@ -73,8 +76,9 @@ Test(fmha_core, kv_tiles_cover_every_visible_key_for_each_cta_height)
                     p.skv = skvs[ki];
                     p.causal = causal;
                     p.hq = p.b = 1;
-                    const int br = brs[bi];
+                    const int br = brs[bi & 1], bn = (bi & 2) ? 64 : FMHA_BN;
                     p.pipe.rows = br == FMHA_BM ? 0 : br;
+                    p.pipe.cols = bn == FMHA_BN ? 0 : bn;
                     const grid3 g = fmha_grid(&p);
                     cr_assert_eq(g.x, (unsigned)((p.sq + br - 1) / br), "the grid covers Sq in tiles of %d rows", br);
                     for (int q0 = 0; q0 < p.sq; q0 += br) {
@@ -82,10 +86,11 @@ Test(fmha_core, kv_tiles_cover_every_visible_key_for_each_cta_height)
                         for (int i = q0; i < q0 + br && i < p.sq; i++)
                             for (int j = 0; j < p.skv; j++)
                                 if (fmha_visible(&p, i, j) && j > last_key) last_key = j;
-                        const int want = last_key < 0 ? 0 : last_key / FMHA_BN + 1;
-                        cr_assert_eq(fmha_kv_tiles_rows(&p, q0, br), want, "br %d sq %d skv %d causal %d q0 %d", br, p.sq,
-                                     p.skv, causal, q0);
-                        cr_assert_eq(fmha_kv_tiles(&p, q0), want, "fmha_kv_tiles reads br from p->pipe.rows");
+                        const int want = last_key < 0 ? 0 : last_key / bn + 1;
+                        cr_assert_eq(fmha_kv_tiles_rows(&p, q0, br), want, "br %d bn %d sq %d skv %d causal %d q0 %d", br, bn,
+                                     p.sq, p.skv, causal, q0);
+                        cr_assert_eq(fmha_kv_tiles_bn(&p, q0, br, bn), want, "the same with bn given");
+                        cr_assert_eq(fmha_kv_tiles(&p, q0), want, "fmha_kv_tiles reads br and bn from p->pipe");
                     }
                 }
 }

@@ -36,7 +36,8 @@ static long tile_diff(const attn_problem *ap, fmha_tensor t, fmha_tmap_mistake m
     const int64_t sh = t == FMHA_TENSOR_Q ? p->q_sh : t == FMHA_TENSOR_K ? p->k_sh : p->v_sh;
     const int64_t ss = t == FMHA_TENSOR_Q ? p->q_ss : t == FMHA_TENSOR_K ? p->k_ss : p->v_ss;
     const int rows = t == FMHA_TENSOR_Q ? p->sq : p->skv;
-    const smem_tile tile = t == FMHA_TENSOR_Q ? fmha_q_tile(d) : t == FMHA_TENSOR_K ? fmha_k_tile(d) : fmha_v_tile(d);
+    const int bn = fmha_kv_cols(p); /* the key tile: 128, or stage F's 64 at D = 256 (p->pipe.cols) */
+    const smem_tile tile = t == FMHA_TENSOR_Q ? fmha_q_tile(d) : t == FMHA_TENSOR_K ? fmha_k_tile_cols(d, bn) : fmha_v_tile_cols(d, bn);
     /* the thread fill reads a contiguous copy of the head's rows, as the emu flow does */
     uint16_t *head = malloc((size_t)rows * d * 2);
     for (int r = 0; r < rows; r++) memcpy(head + (size_t)r * d, base + b * sb + h * sh + (int64_t)r * ss, (size_t)d * 2);
@@ -87,6 +88,34 @@ Test(fmha_tmaps, maps_are_accepted_and_give_stage_c_tiles)
                     }
                 attn_problem_free(&ap);
             }
+}
+
+/* Stage F's 64-key tiles at D = 256 (p->pipe.cols = 64): the K and V maps take boxes of 64 rows,
+ * the driver's rules accept them, and the TMA model lands each box exactly where the thread fill
+ * of a 64-key tile puts those rows: a whole tile and the tail tile (Skv 300: keys 256..299). */
+Test(fmha_tmaps, kv_maps_of_64_key_tiles)
+{
+    for (int bshd = 0; bshd < 2; bshd++)
+        for (int hkv = 1; hkv <= 4; hkv *= 4) {
+            fmha_opts o = opts(256, bshd, hkv);
+            attn_problem ap;
+            cr_assert_eq(attn_problem_make(&o, &ap), 0);
+            ap.p.pipe.cols = 64;
+            for (int t = FMHA_TENSOR_K; t <= FMHA_TENSOR_V; t++) {
+                tmap_params m;
+                char msg[256] = "";
+                fmha_tmap_params(&ap.p, (fmha_tensor)t, 0x7f0000000000ull, FMHA_TMAP_RIGHT, &m);
+                cr_expect_eq(tmap_check(&m, 9, msg, sizeof msg), 0, "%s map, 64-key tiles: %s", fmha_tensor_name(t), msg);
+                cr_expect_eq(tma_box_bytes(&m), 64u * 64u * 2u, "one box = one atom column of a 64-key tile");
+                const int rows0[3] = {0, 64, 256};
+                for (int r = 0; r < 3; r++) {
+                    const long diff = tile_diff(&ap, (fmha_tensor)t, FMHA_TMAP_RIGHT, 1, hkv - 1, rows0[r], msg, sizeof msg);
+                    cr_expect_eq(diff, 0, "%s tile at key %d, %s Hkv=%d: %ld bytes differ %s", fmha_tensor_name(t), rows0[r],
+                                 bshd ? "BSHD" : "BHSD", hkv, diff, msg);
+                }
+            }
+            attn_problem_free(&ap);
+        }
 }
 
 Test(fmha_tmaps, fg13_mistakes_through_the_same_builder)
