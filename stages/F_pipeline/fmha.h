@@ -81,9 +81,10 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
  * 64-key tiles at D = 256 (176). fmha_sm90.cu, stage_f.c. */
 #define FMHA_F_SM90_OVERLAP_FITS(d, bn) ((bn) / 2 + (bn) / 4 + (d) / 2 <= 176)
 #define FMHA_F_SM90_OVERLAP_OK(d) FMHA_F_SM90_OVERLAP_FITS(d, FMHA_BN)
-/* sm90's 64-key tiles (--kv-tile 64): at D = 256 only, where Q and two K/V slot pairs of 128 keys
- * (64 + 2 x 128 KB) are past the SMEM and of 64 keys (64 + 2 x 64 KB) fit; the ring gets its second
- * slot. A kernel of its own for each tile width: the other head dims keep 128 keys. */
+/* sm90's 64-key tiles (--kv-tile 64, a switch; auto keeps 128): at D = 256 only, where Q and two
+ * K/V slot pairs of 128 keys (64 + 2 x 128 KB) are past the SMEM and of 64 keys (64 + 2 x 64 KB)
+ * fit; the ring gets its second slot. A kernel of its own for each tile width: the other head dims
+ * keep 128 keys. */
 #define FMHA_F_SM90_COLS64_OK(d) ((d) == 256)
 /* sm90 overlap: how many of a thread's 64 scores are exponentiated before the wait for the
  * previous tile's P V (the rest run after it, interleaved with O's rescale). Measured on the H200

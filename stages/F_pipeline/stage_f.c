@@ -12,14 +12,14 @@
 #include "host/shape_table.h"
 #include "fmha.h"
 
-/* --kv-tile auto: 64 keys a KV tile on sm90 at D = 256, where Q (64 KB) and two slot pairs of 128
+/* --kv-tile: 128 keys a KV tile, or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
  * keys (2 x 128 KB) are past the SMEM and of 64 keys (2 x 64 KB) fit, so the ring gets its second
- * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS); 128 keys elsewhere. */
-static int cols_of(const fmha_opts *o)
-{
-    if (o->kv_tile) return o->kv_tile;
-    return o->backend == BACKEND_SM90 && FMHA_F_SM90_COLS64_OK(o->d) ? 64 : FMHA_BN;
-}
+ * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS). auto takes 128 everywhere: on
+ * the H200 the 64-key kernel with both (its fastest setting) ran 0.5-1.7% slower than the 128-key
+ * one at D256 S 2k..16k non-causal and within 0.5% causal (notes/stage-f-perf.md): twice the
+ * tiles, each with its waits and softmax bookkeeping, and m64n64 MMAs that read Q once per 64 keys
+ * instead of per 128. */
+static int cols_of(const fmha_opts *o) { return o->kv_tile ? o->kv_tile : FMHA_BN; }
 
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim and key tile. */
 static int ring_of(const fmha_opts *o) { return o->ring ? o->ring : fmha_f_auto_ring_cols(o->d, cols_of(o)); }
@@ -265,10 +265,11 @@ static const char *const switch_rows[] = {
     "--d 64 --b 2 --sq 2500 --skv 1000 --hq 32 --hkv 32 --persistent 1 --consumers 2 --ring 3 --seed 46",
     "--d 64 --b 1 --sq 5000 --skv 5000 --causal --hq 16 --hkv 16 --persistent 1 --consumers 3 --layout bshd --seed 47",
     "--d 128 --b 1 --sq 100 --skv 5000 --hq 2 --hkv 1 --persistent 1 --seed 48", /* fewer tiles than SMs */
-    /* D = 256's key tiles: 128 keys (one slot pair), and 64 (two) under each switch: ping-pong
-     * alone, stage E's flow on the ring, the overlap alone, the persistent kernel (one slot pair
-     * beside two Q buffers); tails of the 64-key tile (Skv 700, 2000, 1100), causal, GQA, BSHD */
-    "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --kv-tile 128 --seed 49",
+    /* D = 256's 64-key tiles (--kv-tile 64; the table's D 256 rows take 128) under each switch:
+     * one slot pair, the ping-pong alone, stage E's flow on the ring, the overlap alone, the
+     * persistent kernel (one slot pair beside two Q buffers); tails of the 64-key tile (Skv 513,
+     * 700, 2000, 1100), causal, GQA, BSHD */
+    "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --kv-tile 64 --ring 1 --seed 49",
     "--d 256 --sq 130 --skv 700 --hq 2 --hkv 2 --kv-tile 64 --pingpong 1 --overlap 0 --layout bshd --seed 50",
     "--d 256 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --kv-tile 64 --ws 0 --pingpong 0 --overlap 0 --seed 51",
     "--d 256 --sq 129 --skv 2000 --hq 2 --hkv 1 --kv-tile 64 --pingpong 0 --overlap 1 --seed 52",
@@ -298,8 +299,8 @@ static const char *const short_steps[] = {
     "--consumers 3 --persistent 0", "--consumers 2 --persistent 0", "--consumers 2 --persistent 1",
 };
 /* D = 256's key tile (causal S 4k, where stage F trailed FA4 most): 128 keys with one slot pair
- * (the ping-pong, no overlap: the default before 64-key tiles), then 64 keys with two slot pairs:
- * the ping-pong alone, the overlap alone, both (the default). */
+ * (the ping-pong, no overlap: the default), then 64 keys with two slot pairs: the ping-pong alone,
+ * the overlap alone, both (the 64-key kernel's fastest). */
 static const char *const d256_steps[] = {
     "--kv-tile 128", "--kv-tile 64 --pingpong 1 --overlap 0", "--kv-tile 64 --pingpong 0 --overlap 1",
     "--kv-tile 64 --pingpong 1 --overlap 1",

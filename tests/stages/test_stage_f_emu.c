@@ -72,7 +72,7 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 128 --ring 2 2>&1 | tail -n 1 | grep -q "
                                               "'or --kv-tile 64'"),
                  0, "two slot pairs of 128 keys at D = 256 are over the SMEM limit");
-    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --ring 3 2>&1 | tail -n 1 | grep -q "
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 64 --ring 3 2>&1 | tail -n 1 | grep -q "
                                               "'3 K/V slot pairs of 64 keys'"),
                  0, "three slot pairs of 64 keys at D = 256 are over the SMEM limit");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 128 --overlap 1 2>&1 | tail -n 1 | grep -q "

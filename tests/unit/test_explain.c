@@ -432,8 +432,8 @@ Test(explain, ring_budgets_and_parities)
     r = run("ring --d 256 --ring 2", 1);
     EXPECT_HAS(r, "DOES NOT FIT");
     EXPECT_HAS(r, "the deepest ring that fits at D = 256: 1 slot(s)");
-    /* with 64-key tiles (sm90's default at D 256) two pairs do */
-    EXPECT_HAS(r, "takes 64 keys a KV tile at D = 256: Q + 2 x (K [64 x 256] + V [64 x 256])");
+    /* with 64-key tiles (sm90's --kv-tile 64) two pairs do */
+    EXPECT_HAS(r, "(64 keys a KV tile) at D = 256: Q + 2 x (K [64 x 256] + V [64 x 256])");
     EXPECT_HAS(r, "so --ring auto takes 2 there");
     /* sm100 with overlap: the whole 512 TMEM columns, two S and two P buffers */
     r = run("ring --backend sm100 --overlap 1", 1);

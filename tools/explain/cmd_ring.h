@@ -41,9 +41,9 @@ static void ring_smem(int d, int ring)
         if (fmha_f_smem_layout_make(d, r).bytes <= SMEM_OPTIN_MAX_BYTES) deepest = r;
     printf("         the deepest ring that fits at D = %d: %d slot(s); --ring auto takes %d\n", d, deepest,
            fmha_f_auto_ring(d));
-    if (FMHA_F_SM90_COLS64_OK(d)) { /* stage F on sm90: 64 keys a KV tile here (--kv-tile auto) */
+    if (FMHA_F_SM90_COLS64_OK(d)) { /* stage F on sm90 with --kv-tile 64 */
         const int r64 = fmha_f_auto_ring_cols(d, 64);
-        printf("         sm90 (--kv-tile auto) takes 64 keys a KV tile at D = %d: Q + %d x (K [64 x %d] + V [64 x %d]) = "
+        printf("         sm90 with --kv-tile 64 (64 keys a KV tile) at D = %d: Q + %d x (K [64 x %d] + V [64 x %d]) = "
                "%u bytes, so --ring auto takes %d there\n", d, r64, d, d, fmha_f_smem_layout_make_kv(d, r64, FMHA_BM, 1, 64).bytes,
                r64);
     }
