@@ -8,11 +8,14 @@
  *                  stage B, timed as one unit: P = bf16(scale Q K^T) written to memory, then
  *                  O = P V in f32 (FLOPs 4*B*H*M*N*D, as stage B counts them);
  *   baselines gemm --n 8192                            one large bf16 GEMM: the tensor-core ceiling;
+ *   baselines gemm_fp8 --n 8192                        one large e4m3 GEMM (cuBLASLt, bf16 out): the
+ *                                                      FP8 ceiling stage D's MMAs are measured against;
  *   baselines copy --mib 4096                          device-to-device copy: the HBM ceiling
  *   baselines read --mib 4096                          one read-only pass: the decode ceiling
  *                                                      (bytes read + written).
  * Every timing: the project timer (warm-up, L2 flush, median and min of --iters samples). Last
  * line: "[OK] baseline=<name> ... time_ms=.. tflops=.. gbps=..". Exit 77 without a GPU. */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -124,6 +127,85 @@ static int setup_gemm(gemm_ctx *c, const void *given_b)
     return fill_random_bf16((void *)c->B, (size_t)c->b * c->sb);
 }
 
+/* gemm_fp8: D (m x n, bf16) = A^T B with A [m][k] and B [n][k] e4m3, both K-major (the only FP8
+ * layout Hopper's tensor cores read: cuBLASLt's "TN"), f32 accumulation without cuBLASLt's
+ * periodic promotion (CUBLASLT_MATMUL_DESC_FAST_ACCUM: what a raw wgmma e4m3 accumulation is, as
+ * in stage D), the algorithm cuBLASLt's heuristic ranks first with a 32 MiB workspace. */
+typedef struct {
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    void *A, *B, *C, *ws;
+    size_t ws_bytes;
+    float alpha, beta;
+} fp8_ctx;
+
+static int lt_ok(cublasStatus_t s, const char *what)
+{
+    if (s == CUBLAS_STATUS_SUCCESS) return 1;
+    fprintf(stderr, "baselines gemm_fp8: %s failed: %d\n", what, (int)s);
+    return 0;
+}
+
+static int run_fp8(void *p)
+{
+    fp8_ctx *g = p;
+    return !lt_ok(cublasLtMatmul(g->lt, g->op, &g->alpha, g->A, g->la, g->B, g->lb, &g->beta, g->C, g->lc, g->C, g->lc,
+                                 &g->algo, g->ws, g->ws_bytes, 0),
+                  "cublasLtMatmul");
+}
+
+static int gemm_fp8(int n, timer_cfg *cfg)
+{
+    fp8_ctx g = {.alpha = 1.0f, .beta = 0.0f, .ws_bytes = (size_t)32 << 20};
+    const size_t el = (size_t)n * n;
+    void *scales; /* the quantiser's per-row scales: not used by the GEMM */
+    CUDA_CHECK(cudaMalloc(&g.A, el));
+    CUDA_CHECK(cudaMalloc(&g.B, el));
+    CUDA_CHECK(cudaMalloc(&g.C, el * 2));
+    CUDA_CHECK(cudaMalloc(&g.ws, g.ws_bytes));
+    CUDA_CHECK(cudaMalloc(&scales, (size_t)n * 4));
+    /* random e4m3 codes (never zeros, no NaN: the device quantiser of stage D's cache) */
+    if (dev_fill_e4m3_rows(g.A, scales, (size_t)n, n, 777u) || dev_fill_e4m3_rows(g.B, scales, (size_t)n, n, 778u)) return 1;
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const int8_t fast = 1;
+    if (!lt_ok(cublasLtCreate(&g.lt), "cublasLtCreate") ||
+        !lt_ok(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate") ||
+        !lt_ok(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA") ||
+        !lt_ok(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB") ||
+        !lt_ok(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast), "FAST_ACCUM") ||
+        !lt_ok(cublasLtMatrixLayoutCreate(&g.la, CUDA_R_8F_E4M3, n, n, n), "layout A") ||
+        !lt_ok(cublasLtMatrixLayoutCreate(&g.lb, CUDA_R_8F_E4M3, n, n, n), "layout B") ||
+        !lt_ok(cublasLtMatrixLayoutCreate(&g.lc, CUDA_R_16BF, n, n, n), "layout D"))
+        return 1;
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    if (!lt_ok(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") ||
+        !lt_ok(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &g.ws_bytes,
+                                                    sizeof g.ws_bytes), "workspace preference") ||
+        !lt_ok(cublasLtMatmulAlgoGetHeuristic(g.lt, g.op, g.la, g.lb, g.lc, g.lc, pref, 1, &res, &found), "heuristic"))
+        return 1;
+    if (found < 1) {
+        fprintf(stderr, "baselines gemm_fp8: cuBLASLt has no algorithm for an e4m3 GEMM of %d^3 here\n", n);
+        return 1;
+    }
+    g.algo = res.algo;
+    timer_result t;
+    if (timer_measure(run_fp8, &g, cfg, &t)) return 1;
+    const double flops = 2.0 * (double)n * n * n, bytes = 2.0 * (double)el + 2.0 * (double)el;
+    const size_t ver = cublasLtGetVersion();
+    printf("[OK] baseline=cublaslt_fp8_gemm cublaslt=%zu.%zu.%zu m=%d n=%d k=%d time_ms=%.4f time_min_ms=%.4f tflops=%.2f "
+           "gbps=%.1f\n", ver / 10000, ver / 100 % 100, ver % 100, n, n, n, t.median_ms, t.min_ms,
+           flops / (t.median_ms * 1e-3) / 1e12, bytes / (t.median_ms * 1e-3) / 1e9);
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(g.la); cublasLtMatrixLayoutDestroy(g.lb); cublasLtMatrixLayoutDestroy(g.lc);
+    cublasLtMatmulDescDestroy(g.op);
+    cublasLtDestroy(g.lt);
+    return 0;
+}
+
 /* qkpv: the unfused pair a library runs for stage B, timed as one unit. */
 static int run_pair(void *p)
 {
@@ -134,9 +216,10 @@ static int run_pair(void *p)
 int main(int argc, char **argv)
 {
     const char *sub = argc >= 2 ? argv[1] : "";
-    if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "copy") &&
-        strcmp(sub, "read")) {
-        fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|copy|read [--b --hq --sq --skv --d | --n | --mib] [--iters N]\n");
+    if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "gemm_fp8") &&
+        strcmp(sub, "copy") && strcmp(sub, "read")) {
+        fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|gemm_fp8|copy|read [--b --hq --sq --skv --d | --n | --mib] "
+                "[--iters N]\n");
         return 2;
     }
     gpu_info g;
@@ -157,6 +240,7 @@ int main(int argc, char **argv)
                t.min_ms, 2.0 * (double)c.bytes / (t.median_ms * 1e-3) / 1e9);
         return 0;
     }
+    if (!strcmp(sub, "gemm_fp8")) return gemm_fp8((int)arg(argc, argv, "--n", 8192), &cfg);
     if (!strcmp(sub, "read")) {
         read_ctx c = {NULL, NULL, (size_t)arg(argc, argv, "--mib", 4096) << 20};
         CUDA_CHECK(cudaMalloc((void **)&c.buf, c.bytes));

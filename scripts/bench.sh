@@ -225,7 +225,7 @@ declare -A BASE_TF  # "name|b hq hkv sq skv d causal" -> TFLOP/s of an ok baseli
 run_ceilings() {
   local log out rc
   if [ "$DRY" = 1 ]; then
-    echo "would run: $BASELINES gemm --n 8192 --iters $ITERS; $BASELINES copy|read --mib 4096 --iters $ITERS"; return
+    echo "would run: $BASELINES gemm|gemm_fp8 --n 8192 --iters $ITERS; $BASELINES copy|read --mib 4096 --iters $ITERS"; return
   fi
   log=$RUN/ceiling_gemm.log
   timeout "$TIMEOUT_S" "$BASELINES" gemm --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
@@ -238,6 +238,18 @@ run_ceilings() {
     row ceiling cublas_gemm cublas "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
   fi
   progress "ceiling cublas_gemm 8192^3: ${out:-exit $rc}"
+  # the FP8 ceiling (stage D's MMAs are e4m3): cuBLASLt's e4m3 GEMM, K-major operands, fast accumulation
+  log=$RUN/ceiling_gemm_fp8.log
+  timeout "$TIMEOUT_S" "$BASELINES" gemm_fp8 --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    row ceiling cublaslt_fp8_gemm "cublaslt-$(field "$out" cublaslt)" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
+      "$(field "$out" time_min_ms)" "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" \
+      "e4m3 GEMM 8192x8192x8192 (A, B K-major), bf16 out, f32 fast accumulate: the FP8 ceiling"
+  else
+    row ceiling cublaslt_fp8_gemm cublaslt "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
+  fi
+  progress "ceiling cublaslt_fp8_gemm 8192^3: ${out:-exit $rc}"
   log=$RUN/ceiling_copy.log
   timeout "$TIMEOUT_S" "$BASELINES" copy --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
   out=$(last_line "$log" 'OK|SKIP|FAIL')
