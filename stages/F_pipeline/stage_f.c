@@ -57,20 +57,24 @@ static int persistent_of(const fmha_opts *o)
     return fmha_f_smem_layout_make_kv(o->d, ring_of(o), cta_rows(o), 2, cols_of(o)).bytes <= SMEM_OPTIN_MAX_BYTES;
 }
 
-/* --pingpong auto and --overlap auto: what ran fastest on the H200 at every head dim measured
- * (notes/stage-f.md): on sm90 with a producer warpgroup, the ping-pong with two consumer groups
- * (not with the persistent kernel: see the rule in validate), the overlap wherever its registers
- * fit (D <= 128). The sm100 flow has no ping-pong; its overlap stays off by default, unmeasured on
- * hardware. */
-static int pingpong_of(const fmha_opts *o)
-{
-    return o->pingpong >= 0 ? o->pingpong
-                            : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2 && !persistent_of(o));
-}
+/* --overlap auto and --pingpong auto: what ran fastest on the H200 at every head dim measured
+ * (notes/stage-f.md, notes/stage-f-perf.md): on sm90 with a producer warpgroup, the overlap
+ * wherever its registers fit (D <= 128 with 128-key tiles), and the ping-pong of two consumer
+ * groups only where the overlap is off (D = 256: +5% there). With the overlap the ping-pong bought
+ * nothing at D 128 S 2k-8k causal and cost 0.5-0.8% at S 8k-16k non-causal and 9% on Llama S 8k
+ * non-causal, the longest launch (3.27 against 3.00 ms, same run); nor with the persistent kernel
+ * (see the rule in validate). The sm100 flow has no ping-pong; its overlap stays off by default,
+ * unmeasured on hardware. */
 static int overlap_of(const fmha_opts *o)
 {
     return o->overlap >= 0 ? o->overlap
                            : (o->backend == BACKEND_SM90 && o->ws && FMHA_F_SM90_OVERLAP_FITS(o->d, cols_of(o)));
+}
+static int pingpong_of(const fmha_opts *o)
+{
+    return o->pingpong >= 0 ? o->pingpong
+                            : (o->backend == BACKEND_SM90 && o->ws && consumers_of(o) == 2 && !persistent_of(o) &&
+                               !overlap_of(o));
 }
 /* The query rows of one CTA and the keys of one KV tile that fmha_params carries (0: FMHA_BM, FMHA_BN). */
 static int rows_of(const fmha_opts *o) { return cta_rows(o) == FMHA_BM ? 0 : cta_rows(o); }
