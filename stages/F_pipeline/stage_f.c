@@ -61,9 +61,9 @@ static int persistent_of(const fmha_opts *o)
  * (notes/stage-f.md, notes/stage-f-perf.md): on sm90 with a producer warpgroup, the overlap
  * wherever its registers fit (D <= 128 with 128-key tiles), and the ping-pong of two consumer
  * groups only where the overlap is off (D = 256: +5% there). With the overlap the ping-pong bought
- * nothing at D 128 S 2k-8k causal and cost 0.5-0.8% at S 8k-16k non-causal and 9% on Llama S 8k
- * non-causal, the longest launch (3.27 against 3.00 ms, same run); nor with the persistent kernel
- * (see the rule in validate). The sm100 flow has no ping-pong; its overlap stays off by default,
+ * nothing at D 128 S 2k-4k and causal S 8k, and cost 0.4-0.8% at S 8k-16k non-causal (two runs);
+ * on Llama S 8k non-causal, the longest launch, the power cap moves a round's median by up to 10%
+ * either way, more than either setting. Nor with the persistent kernel (see the rule in validate). The sm100 flow has no ping-pong; its overlap stays off by default,
  * unmeasured on hardware. */
 static int overlap_of(const fmha_opts *o)
 {
