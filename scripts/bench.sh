@@ -222,34 +222,31 @@ field() { echo "$1" | sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" | head -n 1; }
 # ---------------------------------------------------------------------------------------------
 # Ceilings.
 declare -A BASE_TF  # "name|b hq hkv sq skv d causal" -> TFLOP/s of an ok baseline row
+# One GEMM ceiling row: ceiling_gemm SUBCOMMAND ROW_NAME LIBRARY NOTE (the library's version is
+# the field of that name on the baselines program's [OK] line).
+ceiling_gemm() {
+  local sub=$1 name=$2 lib=$3 note=$4 log out rc
+  log=$RUN/ceiling_$sub.log
+  timeout "$TIMEOUT_S" "$BASELINES" "$sub" --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  out=$(last_line "$log" 'OK|SKIP|FAIL')
+  if [ $rc -eq 0 ]; then
+    row ceiling "$name" "$lib-$(field "$out" "$lib")" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
+      "$(field "$out" time_min_ms)" "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" "$note"
+  else
+    row ceiling "$name" "$lib" "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
+  fi
+  progress "ceiling $name 8192^3: ${out:-exit $rc}"
+}
+
 run_ceilings() {
   local log out rc
   if [ "$DRY" = 1 ]; then
     echo "would run: $BASELINES gemm|gemm_fp8 --n 8192 --iters $ITERS; $BASELINES copy|read --mib 4096 --iters $ITERS"; return
   fi
-  log=$RUN/ceiling_gemm.log
-  timeout "$TIMEOUT_S" "$BASELINES" gemm --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
-  out=$(last_line "$log" 'OK|SKIP|FAIL')
-  if [ $rc -eq 0 ]; then
-    row ceiling cublas_gemm "cublas-$(field "$out" cublas)" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
-      "$(field "$out" time_min_ms)" "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" \
-      "bf16 GEMM 8192x8192x8192, bf16 out, f32 accumulate"
-  else
-    row ceiling cublas_gemm cublas "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
-  fi
-  progress "ceiling cublas_gemm 8192^3: ${out:-exit $rc}"
+  ceiling_gemm gemm cublas_gemm cublas "bf16 GEMM 8192x8192x8192, bf16 out, f32 accumulate"
   # the FP8 ceiling (stage D's MMAs are e4m3): cuBLASLt's e4m3 GEMM, K-major operands, fast accumulation
-  log=$RUN/ceiling_gemm_fp8.log
-  timeout "$TIMEOUT_S" "$BASELINES" gemm_fp8 --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
-  out=$(last_line "$log" 'OK|SKIP|FAIL')
-  if [ $rc -eq 0 ]; then
-    row ceiling cublaslt_fp8_gemm "cublaslt-$(field "$out" cublaslt)" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
-      "$(field "$out" time_min_ms)" "$(field "$out" tflops)" "$(field "$out" gbps)" "" "" "" \
-      "e4m3 GEMM 8192x8192x8192 (A, B K-major), bf16 out, f32 fast accumulate: the FP8 ceiling"
-  else
-    row ceiling cublaslt_fp8_gemm cublaslt "" "" "" "" "" "" "" failed "" "" "" "" "" "" "" "exit $rc: ${out:-see $log}"
-  fi
-  progress "ceiling cublaslt_fp8_gemm 8192^3: ${out:-exit $rc}"
+  ceiling_gemm gemm_fp8 cublaslt_fp8_gemm cublaslt \
+    "e4m3 GEMM 8192x8192x8192 (A, B K-major), bf16 out, f32 fast accumulate: the FP8 ceiling"
   log=$RUN/ceiling_copy.log
   timeout "$TIMEOUT_S" "$BASELINES" copy --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
   out=$(last_line "$log" 'OK|SKIP|FAIL')
