@@ -80,7 +80,6 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
  * 128-key tiles up to D = 128 (160 of them), not at D = 256 (224 of the consumers' 232); with
  * 64-key tiles at D = 256 (176). fmha_sm90.cu, stage_f.c. */
 #define FMHA_F_SM90_OVERLAP_FITS(d, bn) ((bn) / 2 + (bn) / 4 + (d) / 2 <= 176)
-#define FMHA_F_SM90_OVERLAP_OK(d) FMHA_F_SM90_OVERLAP_FITS(d, FMHA_BN)
 /* sm90's 64-key tiles (--kv-tile 64, a switch; auto keeps 128): at D = 256 only, where Q and two
  * K/V slot pairs of 128 keys (64 + 2 x 128 KB) are past the SMEM and of 64 keys (64 + 2 x 64 KB)
  * fit; the ring gets its second slot. A kernel of its own for each tile width: the other head dims
