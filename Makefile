@@ -38,6 +38,8 @@
 ##   FG=NN             make footgun: the footgun number (7, 07 or fg07)
 ##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass), no cuobjdump
 ##   GPU_TEST_SANITIZE=seconds  make gpu-test: also run make sanitize under this time limit
+##   GPU_TABLE_JOBS=N  make test / gpu-test: gpu/test_stage_tables runs N tests at a time (default 1;
+##                     they time nothing, their fp64 references are CPU-bound: 6 on the H200)
 ##   BENCH_SHAPES=full|quick    make bench: shape set (quick: D = 128, fewer S)
 ##   BENCH_ITERS=20 BENCH_WARMUP=3  make bench: timed samples (>= 20) and warm-up launches
 ##   BENCH_BUDGET_S=530         make bench: past this many seconds the remaining rows are skipped

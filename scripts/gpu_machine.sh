@@ -4,7 +4,8 @@
 # then `make sass`. The exit status is make test's; 77 (before anything else) where there is no
 # NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
 # TEST_GROUPS (the Makefile's) picks the folders of tests/ to run, e.g. "gpu footguns" in one
-# command and "stages unit" in the next.
+# command and "stages unit" in the next; GPU_TABLE_JOBS=6 runs the stage tables 6 at a time
+# (scripts/run_tests.sh).
 set -u
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   echo "gpu-test: no NVIDIA GPU here (nvidia-smi not found); skipped (exit 77)"
