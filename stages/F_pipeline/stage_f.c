@@ -15,10 +15,10 @@
 /* --kv-tile: 128 keys a KV tile, or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
  * keys (2 x 128 KB) are past the SMEM and of 64 keys (2 x 64 KB) fit, so the ring gets its second
  * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS). auto takes 128 everywhere: on
- * the H200 the 64-key kernel with both (its fastest setting) ran 0.5-1.7% slower than the 128-key
- * one at D256 S 2k..16k non-causal and within 0.5% causal (notes/stage-f-perf.md): twice the
- * tiles, each with its waits and softmax bookkeeping, and m64n64 MMAs that read Q once per 64 keys
- * instead of per 128. */
+ * the H200 the 64-key kernel with both (its fastest setting) ran 1.2-1.7% slower than the 128-key
+ * one at D256 S 2k-8k non-causal and causal S 16k, within 0.5% at causal S 2k-8k
+ * (notes/stage-f-perf.md): twice the tiles, each with its waits and softmax bookkeeping, and
+ * m64n64 MMAs that read Q once per 64 keys instead of per 128. */
 static int cols_of(const fmha_opts *o) { return o->kv_tile ? o->kv_tile : FMHA_BN; }
 
 /* The ring depth a run uses: --ring N, or auto's choice for its head dim and key tile. */
@@ -63,8 +63,9 @@ static int persistent_of(const fmha_opts *o)
  * groups only where the overlap is off (D = 256: +5% there). With the overlap the ping-pong bought
  * nothing at D 128 S 2k-4k and causal S 8k, and cost 0.4-0.8% at S 8k-16k non-causal (two runs);
  * on Llama S 8k non-causal, the longest launch, the power cap moves a round's median by up to 10%
- * either way, more than either setting. Nor with the persistent kernel (see the rule in validate). The sm100 flow has no ping-pong; its overlap stays off by default,
- * unmeasured on hardware. */
+ * either way, more than either setting. Nor with the persistent kernel (see the rule in
+ * validate). The sm100 flow has no ping-pong; its overlap stays off by default, unmeasured on
+ * hardware. */
 static int overlap_of(const fmha_opts *o)
 {
     return o->overlap >= 0 ? o->overlap
