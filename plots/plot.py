@@ -508,8 +508,9 @@ def table_rows(run):
                 sts = {r["status"] for r in rows}
                 out.append([x, kind_of(x), "", "", "", sts.pop() if len(sts) == 1 else "not run at these shapes",
                             "", "", "", "", "", rows[0]["note"] or "see the CSV"])
+        fp8 = ceiling(run, "cublaslt_fp8_gemm", "tflops") if fam == "decode" else None
         for r in picked:
-            out.append(stage_line(r, x, fam))
+            out.append(stage_line(r, x, fam, fp8))
     bl = sorted((r for r in run.rows if r["kind"] == "baseline" and (is_ref(r, 0) or is_ref(r, 1) or is_llama_ref(r, 0)
                                                                      or is_llama_ref(r, 1))),
                 key=lambda r: (r["name"], shape_key(r)))
@@ -520,13 +521,16 @@ def table_rows(run):
     return out
 
 
-def stage_line(r, x, fam):
+def stage_line(r, x, fam, fp8=None):
+    """One README table row; a decode row's note names its FP8 cache GB/s and, where the run
+    measured the e4m3 GEMM ceiling (fp8, TFLOP/s), its MMAs' share of it."""
     base = ""
     if r["baseline_name"]:
         base = r["baseline_name"] + (" %.1f" % r["baseline_tflops"] if r["baseline_tflops"] else "")
     note = r["note"] if r["status"] != "ok" else (r["note"] or "")
     if fam == "decode" and r["status"] == "ok" and r["gbps"]:
-        note = ("%.0f GB/s (FP8 paged bytes)" % r["gbps"]) + ("; " + note if note else "")
+        fp8_share = "; %.1f%% of the e4m3 GEMM ceiling" % (100.0 * r["tflops"] / fp8) if fp8 and r["tflops"] else ""
+        note = ("%.0f GB/s (FP8 paged bytes)%s" % (r["gbps"], fp8_share)) + ("; " + note if note else "")
     return [x, kind_of(x), r["backend"] or "", shape_text(r), "yes" if r["causal"] else "no",
             r["status"], fmt(r["time_ms_median"], "%.3f"), fmt(r["time_ms_min"], "%.3f"), fmt(r["tflops"], "%.1f"),
             base, fmt(r["ratio"], "%.2f"), note]
@@ -807,6 +811,12 @@ def selftest():
               "two switches named in order")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
+        dec = {"b": 32, "hq": 128, "hkv": 1, "sq": 1, "skv": 16384, "d": 128, "causal": 0, "status": "ok",
+               "backend": "sm90", "time_ms_median": 0.157, "time_ms_min": 0.156, "tflops": 219.0, "gbps": 895.0,
+               "baseline_name": "sdpa_flash", "baseline_tflops": 278.0, "ratio": 0.79, "note": ""}
+        check(stage_line(dec, "D", "decode", 1619.0)[-1] == "895 GB/s (FP8 paged bytes); 13.5% of the e4m3 GEMM ceiling",
+              "a decode row's share of the FP8 ceiling: %r" % stage_line(dec, "D", "decode", 1619.0)[-1])
+        check(stage_line(dec, "D", "decode")[-1] == "895 GB/s (FP8 paged bytes)", "no share without the ceiling")
         for n in ("milestones", "tflops_vs_seqlen", "decode_bandwidth", "ablation"):
             p = os.path.join(out, n + ".png")
             ok = os.path.exists(p) and os.path.getsize(p) > 5000
