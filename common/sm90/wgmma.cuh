@@ -61,21 +61,12 @@ __device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64
     else wgmma_m64n256k32_ss_e4m3(d, a_desc, b_desc, scale_d);
 }
 
-// acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. 127, 0 .. K)^T, both operands K-major SMEM tiles
-// whose step-0 descriptors are da and db: K/16 wgmma m64n128k16 SS, the first with scale-d 0 (it
-// overwrites acc), each descriptor moved to its K step by one add (smem_tile_desc_sm90_k). This is
-// S = Q K^T for one warpgroup's 64 query rows. Issues only: the caller fences before and commits
-// and waits after, so a pipelined stage can overlap the wait.
-template <int K>
-__device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k_desc(float (&acc)[64], const smem_tile &ta, uint64_t da,
-                                                                   const smem_tile &tb, uint64_t db)
-{
-#pragma unroll
-    for (int k = 0; k < K; k += 16)
-        wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
-}
-
-// The same for N = 64 or 128 rows of B (stage F's key tile: 64 keys at D = 256).
+// acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. N - 1, 0 .. K)^T, both operands K-major SMEM
+// tiles whose step-0 descriptors are da and db: K/16 wgmma m64nNk16 SS (N = 128, or 64: stage F's
+// 64-key tile at D = 256), the first with scale-d 0 (it overwrites acc), each descriptor moved to
+// its K step by one add (smem_tile_desc_sm90_k). This is S = Q K^T for one warpgroup's 64 query
+// rows. Issues only: the caller fences before and commits and waits after, so a pipelined stage
+// can overlap the wait.
 template <int N, int K>
 __device__ __forceinline__ void wgmma_m64nN_ss_bf16_over_k_desc(float (&acc)[N / 2], const smem_tile &ta, uint64_t da,
                                                                  const smem_tile &tb, uint64_t db)
@@ -90,10 +81,11 @@ __device__ __forceinline__ void wgmma_m64nN_ss_bf16_over_k_desc(float (&acc)[N /
     }
 }
 
-// The same with the tiles named by SMEM address (ta at a, its rows from a_row0; tb at b).
+// N = 128 with the tiles named by SMEM address (ta at a, its rows from a_row0; tb at b).
 template <int K>
 __device__ __forceinline__ void wgmma_m64n128_ss_bf16_over_k(float (&acc)[64], const smem_tile &ta, uint32_t a, int a_row0,
                                                               const smem_tile &tb, uint32_t b)
 {
-    wgmma_m64n128_ss_bf16_over_k_desc<K>(acc, ta, smem_tile_desc_sm90(&ta, a, a_row0, 0), tb, smem_tile_desc_sm90(&tb, b, 0, 0));
+    wgmma_m64nN_ss_bf16_over_k_desc<128, K>(acc, ta, smem_tile_desc_sm90(&ta, a, a_row0, 0), tb,
+                                            smem_tile_desc_sm90(&tb, b, 0, 0));
 }
