@@ -270,6 +270,20 @@ __device__ __forceinline__ void release_after(uint32_t bar, float after)
     if (threadIdx.x % 32 == 0 && !(after < 0.0f)) mbar_arrive(bar);
 }
 
+// A descriptor whose high word (the layout half: stride and swizzle, a constant) ptxas can no
+// longer see, because it passes through a shuffle (lane 0's is every lane's). Seeing the constant,
+// ptxas moves Q's descriptor to each of S's K steps with three uniform instructions (add to the
+// low word, move the constant in, add the carry to it); not seeing it, ptxas encodes the K steps'
+// Q descriptors once, outside the KV loop, each beside its wgmma's K descriptor, and one 64-bit
+// add a step is left (K's): 22 fewer instructions a consumer warp and KV tile at D = 128. Measured
+// on the H200 (notes/stage-f-perf.md): +0.3-0.4% at D 128, -0.4% at D 64; at D 256 the 16
+// registers those descriptors take cost spills. So D = 128 only.
+__device__ __forceinline__ uint64_t desc_hi_opaque(uint64_t d)
+{
+    const uint32_t hi = __shfl_sync(0xFFFFFFFFu, (uint32_t)(d >> 32), 0);
+    return ((uint64_t)hi << 32) | (uint32_t)d;
+}
+
 // The consumer's running state: its two rows per thread, the softmax statistics, O, P.
 template <int D>
 struct consumer_state {
@@ -516,6 +530,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     const bool final = !PERSIST && has_work; // the CTA's last tile with a KV tile (ping-pong only)
     c.q = smem + L.tile[qb ? FMHA_F_SMEM_Q1 : FMHA_F_SMEM_Q];
     c.dq = smem_tile_desc_sm90(&c.tq, smem_u32(c.q), 64 * cwg, 0);
+    if constexpr (D == 128) c.dq = desc_hi_opaque(c.dq);
     c.q0 = tl.q0; c.h = tl.h; c.b = tl.b;
     c.ntiles = fmha_kv_tiles_bn(&p, c.q0, 64 * NC, BN);
     int next_k = 0, next_v = 0; // ws 0's producing thread: its next tiles
