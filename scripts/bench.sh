@@ -523,14 +523,15 @@ while read -r X shp; do
 done <<<"$WORK"
 # Ablation rows after the protocol: a stage's `--shapes ablation` (stage F: the reference shape
 # under each setting of its pipeline switches, then the short causal D64 rows under the consumer
-# groups and the persistent kernel, then D256 causal S4k under each key tile), kind "ablation",
-# the switches in the note; the
+# groups and the persistent kernel, then D256 causal S4k under each key tile, then the causal
+# rows head by head, --lpt-heads 1), kind "ablation", the switches in the note (whatever the row
+# names besides its shape: a switch dropped here would make it a second plain stage row); the
 # ablation plot sets them beside stages C and E at the same shape.
 for X in "${ORDER[@]}"; do
   { present "$X" && [ "${FAMILY[$X]}" = attn ]; } || continue
   while read -r line; do
     [ -n "$line" ] || continue
-    sw=$(echo "$line" | grep -oE -- '--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+    sw=$(echo " $line " | sed -E 's/ --(b|hq|hkv|sq|skv|d) [^ ]+/ /g; s/ --causal( [01])? / /g' | tr -s ' ' | sed 's/^ //; s/ $//')
     run_stage "$X" attn "${BASE_OF[$X]}" "$(tuple_of "$line")" "" "$sw"
   done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)
 done

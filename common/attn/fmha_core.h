@@ -50,6 +50,7 @@ typedef struct {
         int persistent;        /* sm90: a grid of at most one CTA per SM, each walking query tiles */
         unsigned *tile_counter; /* --persistent: the tile scheduler's counter (device), never reset: */
         unsigned tile_base;     /* this launch's tiles are counter values tile_base .. + tiles - 1 */
+        int lpt_heads;          /* causal: the (batch, head) pairs of one L2 section (fmha_tile_of); 0, 1: head by head */
     } pipe;
 } fmha_params;
 
@@ -158,10 +159,16 @@ FMHA_HD grid3 fmha_grid(const fmha_params *p)
     return g;
 }
 
-/* The query tiles of fmha_grid as one list: tile t = x + X (y + Y z) of the grid's (x, y, z), the
- * order in which the GPU starts the CTAs of that grid. A persistent kernel's CTAs draw from this
- * list in turn (a shared counter), so its tiles run in the same order: the query tiles of one head
- * next to each other (their K and V stay in L2), and with causal the longest of each head first. */
+/* The query tiles of fmha_grid as one list, in the order the CTAs run: the one-tile kernels map
+ * their linear block index t = x + X (y + Y z) through it, and a persistent kernel's CTAs draw from
+ * it in turn (a shared counter). Non-causal: the grid's own order, the query tiles of one head next
+ * to each other (their K and V stay in L2). Causal, where a query tile's work grows with its index:
+ * longest first within L2 sections of p->pipe.lpt_heads (batch, head) pairs (FlashAttention-3's
+ * scheduler): the section's last query tiles of every head, then the ones before them, down to the
+ * first; then the next section. Head by head (lpt_heads 1) each head ends on short tiles, but the
+ * next head starts long ones after them, and the grid's last CTAs are long ones beside idle SMs;
+ * across a section the last wave holds the shortest tiles of many heads, and the section's K and
+ * V (fmha_lpt_heads sizes it) still fit in L2. */
 typedef struct {
     int q0, h, b; /* the tile's first query row, its head and batch */
 } fmha_tile;
@@ -175,12 +182,32 @@ FMHA_HD int fmha_tile_count(const fmha_params *p)
 FMHA_HD fmha_tile fmha_tile_of(const fmha_params *p, int t)
 {
     const grid3 g = fmha_grid(p);
-    const int x = t % (int)g.x, hb = t / (int)g.x;
+    int x = t % (int)g.x, hb = t / (int)g.x;
+    const int sec = p->pipe.lpt_heads, nh = (int)(g.y * g.z);
+    if (p->causal && sec > 1) {
+        const int s = t / (sec * (int)g.x), i = t % (sec * (int)g.x); /* section s, place i in it */
+        const int n = nh - s * sec < sec ? nh - s * sec : sec;            /* its pairs: the last one may hold fewer */
+        x = i / n;
+        hb = s * sec + i % n;
+    }
     fmha_tile r;
     r.q0 = (p->causal ? (int)g.x - 1 - x : x) * fmha_cta_rows(p); /* causal: the longest tiles first */
     r.h = hb % (int)g.y;
     r.b = hb / (int)g.y;
     return r;
+}
+
+/* The pairs of an L2 section (fmha_tile_of) at this shape: the most, a power of 2, whose K and V
+ * (Skv x D bf16 each, a KV head shared by Hq / Hkv query heads) fit in `mb` MiB. FlashAttention-3
+ * takes 32 MiB of the H200's 50; 16 leaves room for Q and O streaming past (notes/stage-f-perf.md). */
+FMHA_HD int fmha_lpt_heads(const fmha_params *p, int mb)
+{
+    const int64_t kv = (int64_t)p->skv * p->d * 2 * 2;               /* K and V bytes of one KV head */
+    const int64_t per = kv / (p->hkv > 0 && p->hq >= p->hkv ? p->hq / p->hkv : 1); /* a query head's share */
+    const int nh = p->b * p->hq;
+    int n = 1;
+    while (2 * n <= nh && 2 * n * (per > 0 ? per : 1) <= ((int64_t)mb << 20)) n *= 2;
+    return n;
 }
 
 #endif

@@ -44,6 +44,8 @@ static const flag_t flags[] = {
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
+    {"--lpt-heads", K_AUTO_INT, OFF(lpt_heads), OPT_PIPE, 0,
+     "auto|N: causal query tiles longest first across N heads (1: head by head; auto: the heads whose K and V fit 16 MiB)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
     {"--backend", K_BACKEND, OFF(backend), 0, 0, "auto|sm90|sm100|emu"},
     {"--init", K_INIT, OFF(init), 0, 0, "rand|int|ramp|ones"},
@@ -264,6 +266,8 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
         if (d->consumers) printf("%d", d->consumers); else printf("auto");
         printf(" kv_tile=");
         if (d->kv_tile) printf("%d", d->kv_tile); else printf("auto");
+        printf(" lpt_heads=");
+        if (d->lpt_heads) printf("%d", d->lpt_heads); else printf("auto");
     }
     printf(" backend=%s init=%s seed=%llu iters=%d warmup=%d\n", backend_name(d->backend), init_name(d->init),
            (unsigned long long)d->seed, d->iters, d->warmup);
@@ -297,6 +301,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         n += snprintf(buf + n, len - (size_t)n, " ws=%d pingpong=%s overlap=%s", o->ws, auto_bool(o->pingpong),
                       auto_bool(o->overlap));
         if (o->consumers) n += snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
-        if (o->kv_tile) snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
+        if (o->kv_tile) n += snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
+        if (o->lpt_heads) snprintf(buf + n, len - (size_t)n, " lpt_heads=%d", o->lpt_heads);
     }
 }

@@ -41,6 +41,8 @@ typedef struct {
     int consumers;              /* sm90 consumer warpgroups of 64 query rows: 2 or 3; 0 = auto */
     int kv_tile;                /* stage F: keys a KV tile, 64 (sm90, D = 256) or 128; 0 = auto (128) */
     int persistent;             /* sm90: one CTA per SM walks the query tiles: 0/1, -1 = auto */
+    int lpt_heads;              /* stage F, causal: (batch, head) pairs an L2 section orders longest
+                                 * first (fmha_tile_of); 1 = head by head; 0 = auto (fmha_lpt_heads) */
     backend_t backend;
     init_t init;
     uint64_t seed;

@@ -904,12 +904,12 @@ int stage_f_emu_run(const fmha_params *p, uint64_t seed, char *err, int errlen)
         fmha_tmap_params(p, (fmha_tensor)t, 0, fmha_tmap_mistake_of(p->faults), &c.map[t]);
     int rc = (c.f.tm && c.img && c.view && cs) ? 0 : emu_fail(&c.f, "stage F emu: out of host memory");
     if (!rc) tma_queue_init(&c.st, c.view, c.L.used);
-    const grid3 g = fmha_grid(p);
-    uint64_t cta = 0;
-    for (unsigned b = 0; b < g.z && !rc; b++)
-        for (unsigned h = 0; h < g.y && !rc; h++)
-            for (unsigned qt = 0; qt < g.x && !rc; qt++, cta++)
-                rc = run_cta(&c, cs, (int)b, (int)h, (int)qt, seed ? seed ^ cta : 0);
+    /* the CTAs in the order the kernels start them (fmha_tile_of: causal, longest first) */
+    const int ntiles = fmha_tile_count(p);
+    for (int t = 0; t < ntiles && !rc; t++) {
+        const fmha_tile tl = fmha_tile_of(p, t);
+        rc = run_cta(&c, cs, tl.b, tl.h, tl.q0 / FMHA_BM, seed ? seed ^ (uint64_t)t : 0);
+    }
     if (!rc) { /* the last CTA's stores, if it did not wait */
         char e[256];
         if (tma_queue_wait_read(&c.st, 10, p->o, e, sizeof e)) rc = emu_fail(&c.f, e);

@@ -409,9 +409,12 @@ static __global__ void __launch_bounds__(FMHA_F_SM100_THREADS, 1) fmha_kernel(co
     f.bars = base + L.bars;
     uint32_t *tmem_slot = (uint32_t *)(smem + L.tmem_slot);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    f.q0 = blockIdx.x * FMHA_BM;
-    f.h = blockIdx.y;
-    f.b = blockIdx.z;
+    { // the query tile: the linear block index's place in fmha_tile_of's list (causal: longest first)
+        const fmha_tile tl = fmha_tile_of(&f.p, (int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)));
+        f.q0 = tl.q0;
+        f.h = tl.h;
+        f.b = tl.b;
+    }
     f.ntiles = fmha_kv_tiles(&f.p, f.q0);
 
     // Step 1: prologue: the barriers for every role; then TMEM for the warps that use it (warp 4

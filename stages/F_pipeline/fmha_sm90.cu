@@ -32,7 +32,7 @@
 //      suspend-time hint instead of spinning beside the consumer warps on its scheduler
 //
 // Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
-// the CTAs take the query tiles from the last, so the longest start first (cta_q0).
+// the CTAs take the query tiles longest first, across the heads of an L2 section (cta_tile).
 // Operands and layouts (fmha.h): Q, K slots K-major SW128, V slots MN-major SW128 in SMEM (stage
 // E's tiles); S and O in registers; P re-viewed in registers as the wgmma A operand.
 //
@@ -113,22 +113,15 @@ struct cta_ctx {
     __device__ __forceinline__ uint32_t v_empty(int s) const { return bar(FMHA_F_BAR_V_EMPTY + s); }
 };
 
-// The first query row of this CTA. With causal, query tile x visits about x + 1 KV tiles, and the
-// GPU starts CTAs in blockIdx order: counted from the last tile, the longest CTAs start first and
-// the short ones fill the last wave, instead of a few long ones running on alone at the end.
-template <int NC>
-__device__ __forceinline__ int cta_q0(const fmha_params &p)
-{
-    return (p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * (64 * NC);
-}
-
-// The query tile a one-tile CTA computes, from blockIdx (cta_q0).
+// The query tile a one-tile CTA computes: its place in fmha_tile_of's list is its linear block
+// index, the order in which the GPU starts CTAs. With causal, query tile x visits about x + 1 KV
+// tiles: the list puts the longest first (across the heads of an L2 section), so the short ones
+// fill the last wave, instead of a few long ones running on alone at the end. (p.pipe.rows is the
+// CTA's 64 x NC rows: fmha_grid's tiles are the kernel's.)
 template <int NC>
 __device__ __forceinline__ fmha_tile cta_tile(const fmha_params &p)
 {
-    fmha_tile r;
-    r.q0 = cta_q0<NC>(p); r.h = blockIdx.y; r.b = blockIdx.z;
-    return r;
+    return fmha_tile_of(&p, (int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)));
 }
 
 // --persistent 1: the tile scheduler. The producer thread takes the next tile of fmha_tile_of's

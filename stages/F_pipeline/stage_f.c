@@ -79,6 +79,14 @@ static int pingpong_of(const fmha_opts *o)
 }
 /* The query rows of one CTA and the keys of one KV tile that fmha_params carries (0: FMHA_BM, FMHA_BN). */
 static int rows_of(const fmha_opts *o) { return cta_rows(o) == FMHA_BM ? 0 : cta_rows(o); }
+/* --lpt-heads auto: causal query tiles longest first across the heads whose K and V fit 16 MiB of
+ * L2 (fmha_lpt_heads; notes/stage-f-perf.md has the H200's figures for 1 and auto). */
+#define FMHA_F_LPT_MIB 16
+static int lpt_heads_of(const fmha_opts *o, const fmha_params *p)
+{
+    return o->lpt_heads ? o->lpt_heads : fmha_lpt_heads(p, FMHA_F_LPT_MIB);
+}
+
 static int pipe_cols_of(const fmha_opts *o) { return cols_of(o) == FMHA_BN ? 0 : cols_of(o); }
 
 /* The switches each backend has, named by the rule a bad combination breaks. */
@@ -211,6 +219,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.rows = rows_of(o);
     ap.p.pipe.cols = pipe_cols_of(o);
     ap.p.pipe.persistent = persistent_of(o);
+    ap.p.pipe.lpt_heads = lpt_heads_of(o, &ap.p);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -230,6 +239,11 @@ static int run(const fmha_opts *o, stage_result *r)
              o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "", fmha_cta_rows(&ap.p),
              fmha_kv_cols(&ap.p), o->kv_tile ? "" : " (auto)",
              ap.p.pipe.persistent ? (o->persistent < 0 ? ", persistent (auto: short rows)" : ", persistent") : "");
+    if (ap.p.causal) {
+        const size_t m = strlen(r->detail);
+        snprintf(r->detail + m, sizeof r->detail - m, ", causal tiles longest first across %d heads%s", ap.p.pipe.lpt_heads,
+                 o->lpt_heads ? "" : " (auto)");
+    }
     attn_problem_free(&ap);
     return rc;
 }
@@ -279,6 +293,12 @@ static const char *const switch_rows[] = {
     "--d 256 --sq 300 --skv 1025 --causal --hq 4 --hkv 1 --kv-tile 64 --ws 0 --pingpong 0 --overlap 0 --seed 51",
     "--d 256 --sq 129 --skv 2000 --hq 2 --hkv 1 --kv-tile 64 --pingpong 0 --overlap 1 --seed 52",
     "--d 256 --b 2 --sq 1500 --skv 1100 --causal --hq 16 --hkv 4 --kv-tile 64 --persistent 1 --ring 1 --seed 53",
+    /* causal tiles longest first across L2 sections of heads (--lpt-heads): sections that do not
+     * divide the (batch, head) pairs (15 in sections of 4, 12 in sections of 5), on the one-tile
+     * kernel, the persistent one with three consumer groups, and D = 256 with MQA */
+    "--d 128 --b 3 --sq 700 --skv 900 --causal --hq 5 --hkv 5 --lpt-heads 4 --seed 54",
+    "--d 64 --b 2 --sq 2500 --skv 2500 --causal --hq 6 --hkv 3 --persistent 1 --lpt-heads 5 --seed 55",
+    "--d 256 --b 3 --sq 600 --skv 650 --causal --hq 3 --hkv 1 --lpt-heads 2 --seed 56",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -286,6 +306,7 @@ static const char *const emu_rows[] = {
     "--d 128 --sq 64 --skv 1025 --causal --hq 1 --hkv 1 --ring 3 --seed 3",
     "--d 256 --sq 33 --skv 200 --hq 2 --hkv 2 --ring 1 --seed 4 --layout bshd",
     "--d 64 --sq 1 --skv 513 --hq 4 --hkv 1 --ring 2 --seed 5",
+    "--d 64 --b 2 --sq 300 --skv 400 --causal --hq 3 --hkv 1 --lpt-heads 2 --seed 6",
 };
 
 /* ablation: the reference shape (FA3 protocol, D = 128, S = 8k), non-causal and causal, under
@@ -308,15 +329,23 @@ static const char *const short_steps[] = {
  * the overlap alone, both (the 64-key kernel's fastest). */
 static const char *const d256_steps[] = {
     "--kv-tile 128", "--kv-tile 64 --pingpong 1 --overlap 0", "--kv-tile 64 --pingpong 0 --overlap 1",
-    "--kv-tile 64 --pingpong 1 --overlap 1",
+    "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1",
 };
+/* The causal order (--lpt-heads): the reference shape's causal row head by head, the old order;
+ * D = 256's is d256_steps' last. */
+static const char *const lpt_steps[] = {"--lpt-heads 1"};
 
 static int ablation_row(int i, char *args, size_t len)
 {
     const int n = (int)(sizeof ablation_steps / sizeof ablation_steps[0]);
     const int ns = (int)(sizeof short_steps / sizeof short_steps[0]);
     const int nd = (int)(sizeof d256_steps / sizeof d256_steps[0]);
-    if (i < 0 || i >= 2 * n + ns + nd) return 0;
+    const int nl = (int)(sizeof lpt_steps / sizeof lpt_steps[0]);
+    if (i < 0 || i >= 2 * n + ns + nd + nl) return 0;
+    if (i >= 2 * n + ns + nd) {
+        snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128 --causal %s", lpt_steps[i - 2 * n - ns - nd]);
+        return 1;
+    }
     if (i >= 2 * n + ns) {
         snprintf(args, len, "--b 4 --hq 8 --hkv 8 --sq 4096 --skv 4096 --d 256 --causal %s", d256_steps[i - 2 * n - ns]);
         return 1;

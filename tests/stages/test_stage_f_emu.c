@@ -79,9 +79,12 @@ Test(stage_f_emu, program_contract)
                                               "'with --kv-tile 64 they do'"),
                  0, "the message names the key tile with which the overlap's registers fit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
-    /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps each */
-    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 14"),
+    /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
+     * each, and its causal row in the old order (head by head) */
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 15"),
                  0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -- '--causal' | grep -c -- '--lpt-heads 1' | grep -qx 2"),
+                 0, "the causal order head by head: at the reference shape and at D = 256");
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--ring 2 --ws 1 --pingpong 1 --overlap 1' | "
                                               "grep -qx 2"),
                  0);
@@ -92,4 +95,9 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--consumers 2 --persistent 1' | grep -qx 1"),
                  0);
     cr_expect_eq(program_exit_code("stage_E", "--shapes ablation | wc -l | grep -qx 0"), 0, "stage E has no switches");
+    /* --lpt-heads: auto, or N >= 1; the run's detail names the heads of a section */
+    cr_expect_eq(program_exit_code("stage_F", "--lpt-heads 0 2>&1 | tail -n 1 | grep -q 'must be >= 1'"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --causal --hq 3 --hkv 1 --b 2 --lpt-heads 4 2>&1 | "
+                                              "grep -q 'longest first across 4 heads'"),
+                 0);
 }

@@ -123,6 +123,71 @@ Test(fmha_core, tile_list_is_the_grid_in_launch_order)
     }
 }
 
+/* Causal with L2 sections (p->pipe.lpt_heads = n): every tile exactly once; within a section the
+ * query tiles go longest first, each level across all of the section's (batch, head) pairs in
+ * order; sections follow one another, the last one holding the pairs left (counted by hand for
+ * 5 pairs in sections of 2: pairs {0, 1}, {2, 3}, {4}). Non-causal ignores the sections. */
+Test(fmha_core, causal_tiles_longest_first_across_a_section)
+{
+    static const int shapes[][6] = {/* sq, hq, b, rows, lpt_heads, hkv */
+                                    {700, 5, 1, 0, 2, 5}, {2500, 24, 3, 0, 8, 6}, {5000, 16, 1, 192, 16, 16},
+                                    {777, 7, 5, 192, 4, 7}, {300, 3, 2, 0, 64, 1}, {1, 5, 3, 0, 3, 5}};
+    for (unsigned si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        fmha_params p = {0};
+        p.sq = p.skv = shapes[si][0];
+        p.hq = shapes[si][1];
+        p.b = shapes[si][2];
+        p.pipe.rows = shapes[si][3];
+        p.pipe.lpt_heads = shapes[si][4];
+        p.hkv = shapes[si][5];
+        p.causal = 1;
+        const grid3 g = fmha_grid(&p);
+        const int n = fmha_tile_count(&p), br = fmha_cta_rows(&p), nh = (int)(g.y * g.z), sec = p.pipe.lpt_heads;
+        char *seen = calloc((size_t)n, 1);
+        int t = 0;
+        for (int s0 = 0; s0 < nh; s0 += sec) { /* the expected order, spelled out */
+            const int cnt = nh - s0 < sec ? nh - s0 : sec;
+            for (int lvl = 0; lvl < (int)g.x; lvl++)
+                for (int k = 0; k < cnt; k++, t++) {
+                    const int hb = s0 + k, q0 = ((int)g.x - 1 - lvl) * br;
+                    const fmha_tile tl = fmha_tile_of(&p, t);
+                    cr_assert(tl.q0 == q0 && tl.h == hb % p.hq && tl.b == hb / p.hq,
+                              "shape %u tile %d: (%d, %d, %d), not (%d, %d, %d)", si, t, tl.q0, tl.h, tl.b, q0, hb % p.hq,
+                              hb / p.hq);
+                    const int id = (tl.b * p.hq + tl.h) * (int)g.x + tl.q0 / br;
+                    cr_assert(!seen[id], "shape %u: tile %d drawn twice", si, id);
+                    seen[id] = 1;
+                }
+        }
+        cr_assert_eq(t, n, "shape %u: %d tiles ordered, %d in the grid", si, t, n);
+        free(seen);
+        p.causal = 0; /* non-causal: the grid's order whatever the sections */
+        for (int u = 0; u < n; u++) {
+            const fmha_tile tl = fmha_tile_of(&p, u);
+            cr_assert(tl.q0 == (u % (int)g.x) * br && tl.h == (u / (int)g.x) % p.hq && tl.b == u / (int)g.x / p.hq,
+                      "shape %u non-causal tile %d", si, u);
+        }
+    }
+}
+
+/* fmha_lpt_heads: the most (a power of 2) (batch, head) pairs whose K and V fit the budget, a KV
+ * head's bytes shared by its Hq / Hkv query heads. By hand: S 4k D 256: K + V 4 MiB a head, so 4 in
+ * 16 MiB; Llama S 8k D 128 Hq 64 / Hkv 8: 4 MiB a KV head, 0.5 a query head, 32 in 16 MiB; never
+ * past the pairs there are (B 1 H 3: 2), never under 1 (S 64k D 256: 32 MiB a head). */
+Test(fmha_core, lpt_heads_fit_the_l2_budget)
+{
+    fmha_params p = {0};
+    p.b = 4, p.hq = p.hkv = 8, p.skv = 4096, p.d = 256;
+    cr_expect_eq(fmha_lpt_heads(&p, 16), 4);
+    cr_expect_eq(fmha_lpt_heads(&p, 32), 8);
+    p.b = 1, p.hq = 64, p.hkv = 8, p.skv = 8192, p.d = 128;
+    cr_expect_eq(fmha_lpt_heads(&p, 16), 32);
+    p.b = 1, p.hq = p.hkv = 3, p.skv = 100, p.d = 64;
+    cr_expect_eq(fmha_lpt_heads(&p, 16), 2);
+    p.b = 2, p.hq = p.hkv = 4, p.skv = 65536, p.d = 256;
+    cr_expect_eq(fmha_lpt_heads(&p, 16), 1);
+}
+
 /* Stage F's short rows (--persistent auto, --consumers auto): fewer than 24 KV tiles of 128 keys a
  * 128-row query tile on average. Counted by hand: causal S = 2048 has 16 query tiles seeing 1..16
  * tiles (8.5 on average), S = 4096 1..32 (16.5), S = 8192 1..64 (32.5); non-causal Skv / 128
