@@ -6,7 +6,7 @@ operand list; writing them by hand is error-prone, generating them is not. Run a
 N lists:  python3 scripts/gen_wgmma.py > common/sm90/wgmma_gen.cuh
 PTX: ISA 9.7.15.5.2 "wgmma.mma_async" (sm_90a).
 """
-BF16_N = [8, 16, 32, 64, 96, 128, 192, 256]
+BF16_N = [8, 16, 32, 64, 96, 128, 176, 192, 256]
 FP8_N = [8, 16, 32, 64, 128, 256]
 
 

@@ -26,6 +26,7 @@ runs=(
   "stage_F --backend sm90 --sq 33 --skv 300 --d 256 --causal --ring 1 --ws 0"
   "stage_F --backend sm90 --sq 200 --skv 513 --d 256 --hq 2 --hkv 1 --ring 1"
   "stage_F --backend sm90 --sq 200 --skv 700 --d 256 --hq 2 --hkv 1 --causal --kv-tile 64"
+  "stage_F --backend sm90 --sq 300 --skv 1025 --d 128 --hq 2 --hkv 1 --causal --kv-tile 176"
   "stage_F --backend sm90 --sq 400 --skv 700 --causal --hq 2 --hkv 1 --d 64 --consumers 3"
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,300 --d 128 --page 16 --splits 3"
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --skv 400 --ragged --d 64 --page 256 --splits 1"

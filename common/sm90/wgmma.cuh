@@ -62,8 +62,8 @@ __device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64
 }
 
 // acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. N - 1, 0 .. K)^T, both operands K-major SMEM
-// tiles whose step-0 descriptors are da and db: K/16 wgmma m64nNk16 SS (N = 128, or 64: stage F's
-// 64-key tile at D = 256), the first with scale-d 0 (it overwrites acc), each descriptor moved to
+// tiles whose step-0 descriptors are da and db: K/16 wgmma m64nNk16 SS (N = 128; stage F's 64-key
+// tile at D = 256 and 176-key tile at D = 128), the first with scale-d 0 (it overwrites acc), each descriptor moved to
 // its K step by one add (smem_tile_desc_sm90_k). This is S = Q K^T for one warpgroup's 64 query
 // rows. Issues only: the caller fences before and commits and waits after, so a pipelined stage
 // can overlap the wait.
@@ -71,13 +71,13 @@ template <int N, int K>
 __device__ __forceinline__ void wgmma_m64nN_ss_bf16_over_k_desc(float (&acc)[N / 2], const smem_tile &ta, uint64_t da,
                                                                  const smem_tile &tb, uint64_t db)
 {
-    static_assert(N == 64 || N == 128, "wgmma_m64nN_ss_bf16_over_k_desc: N in {64, 128}");
+    static_assert(N == 64 || N == 128 || N == 176, "wgmma_m64nN_ss_bf16_over_k_desc: N in {64, 128, 176}");
 #pragma unroll
     for (int k = 0; k < K; k += 16) {
-        if constexpr (N == 64)
-            wgmma_m64n64k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
-        else
-            wgmma_m64n128k16_ss_bf16<0, 0>(acc, smem_tile_desc_sm90_k(&ta, da, k), smem_tile_desc_sm90_k(&tb, db, k), k > 0);
+        const uint64_t a = smem_tile_desc_sm90_k(&ta, da, k), b = smem_tile_desc_sm90_k(&tb, db, k);
+        if constexpr (N == 64) wgmma_m64n64k16_ss_bf16<0, 0>(acc, a, b, k > 0);
+        else if constexpr (N == 128) wgmma_m64n128k16_ss_bf16<0, 0>(acc, a, b, k > 0);
+        else wgmma_m64n176k16_ss_bf16<0, 0>(acc, a, b, k > 0);
     }
 }
 

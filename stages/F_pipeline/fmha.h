@@ -54,8 +54,10 @@ FMHA_HD int fmha_f_sm90_threads(int ws, int nc) { return 128 * (nc + (ws ? 1 : 0
 FMHA_HD int fmha_f_sm90_consumer_warps(int nc) { return 4 * nc; }
 /* sm90 with warp specialisation: the producer group gives registers back, the consumer groups take
  * them. Two consumer groups (384 threads): 40 and 232 (128 x 40 + 256 x 232 = 64512 of the SM's
- * 65536); three (512 threads): 24 and 160 (128 x 24 + 384 x 160 = 64512). */
-enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232, FMHA_F_PRODUCER_REGS_3 = 24, FMHA_F_CONSUMER_REGS_3 = 160 };
+ * 65536), or with 176-key tiles 24 and 240 (FlashAttention-3's split: S, P and O take 196); three
+ * (512 threads): 24 and 160 (128 x 24 + 384 x 160 = 64512). */
+enum { FMHA_F_PRODUCER_REGS = 40, FMHA_F_CONSUMER_REGS = 232, FMHA_F_PRODUCER_REGS_3 = 24, FMHA_F_CONSUMER_REGS_3 = 160,
+       FMHA_F_PRODUCER_REGS_176 = 24, FMHA_F_CONSUMER_REGS_176 = 240 };
 /* ptxas gives every thread the launch bound's share (65536 / 384 = 168, 65536 / 512 = 128, to a
  * multiple of 8); the consumers' setmaxnreg.inc waits until the producer's .dec has put enough
  * back in the pool, for ever if it never can: the split must fit what the launch holds. */
@@ -64,11 +66,15 @@ static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 1
               "the register split must fit the 384-thread launch's 168 registers a thread");
 static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 512 * 128,
               "the register split must fit the 512-thread launch's 128 registers a thread");
+static_assert(128 * FMHA_F_PRODUCER_REGS_176 + 256 * FMHA_F_CONSUMER_REGS_176 <= 384 * 168,
+              "the 176-key split must fit the 384-thread launch's 168 registers a thread");
 #else
 _Static_assert(128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS <= 384 * 168,
                "the register split must fit the 384-thread launch's 168 registers a thread");
 _Static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 512 * 128,
                "the register split must fit the 512-thread launch's 128 registers a thread");
+_Static_assert(128 * FMHA_F_PRODUCER_REGS_176 + 256 * FMHA_F_CONSUMER_REGS_176 <= 384 * 168,
+               "the 176-key split must fit the 384-thread launch's 168 registers a thread");
 #endif
 /* sm90's ping-pong: consumer group c waits on named barrier FMHA_F_TURN_BAR + c for its turn at
  * the tensor cores; group c - 1's arrival there (the last group's, for group 0) hands it over.
@@ -76,15 +82,24 @@ _Static_assert(128 * FMHA_F_PRODUCER_REGS_3 + 384 * FMHA_F_CONSUMER_REGS_3 <= 51
 enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 /* --consumers 3: a third consumer group of 64 rows; its 160 registers hold S, P and O up to D = 64. */
 #define FMHA_F_SM90_THREE_OK(d) ((d) <= 64)
-/* sm90's overlap holds S_j (bn / 2 registers), P_{j-1} (bn / 4) and O (d / 2) in registers: with
- * 128-key tiles up to D = 128 (160 of them), not at D = 256 (224 of the consumers' 232); with
- * 64-key tiles at D = 256 (176). fmha_sm90.cu, stage_f.c. */
-#define FMHA_F_SM90_OVERLAP_FITS(d, bn) ((bn) / 2 + (bn) / 4 + (d) / 2 <= 176)
-/* sm90's 64-key tiles (--kv-tile 64, a switch; auto keeps 128): at D = 256 only, where Q and two
- * K/V slot pairs of 128 keys (64 + 2 x 128 KB) are past the SMEM and of 64 keys (64 + 2 x 64 KB)
- * fit; the ring gets its second slot. A kernel of its own for each tile width: the other head dims
- * keep 128 keys. */
+/* A consumer thread's registers with two consumer groups: 240 with 176-key tiles, else 232. */
+#define FMHA_F_SM90_CONSUMER_REGS_BN(bn) ((bn) == 176 ? FMHA_F_CONSUMER_REGS_176 : FMHA_F_CONSUMER_REGS)
+/* sm90's overlap holds S_j (bn / 2 registers), P_{j-1} (bn / 4) and O (d / 2) in registers, with
+ * 44 more for the rest (row statistics, addresses, the loop's state): with 128-key tiles up to
+ * D = 128 (160 of them), not at D = 256 (224 of the consumers' 232); with 64-key tiles at D = 256
+ * (176); with 176-key tiles at D = 128 (196 of 240, as FlashAttention-3 holds them). fmha_sm90.cu,
+ * stage_f.c. */
+#define FMHA_F_SM90_OVERLAP_FITS(d, bn) ((bn) / 2 + (bn) / 4 + (d) / 2 + 44 <= FMHA_F_SM90_CONSUMER_REGS_BN(bn))
+/* sm90's key tiles besides 128 (--kv-tile, switches; auto keeps 128), each a kernel of its own:
+ * 64 at D = 256, where Q and two K/V slot pairs of 128 keys (64 + 2 x 128 KB) are past the SMEM
+ * and of 64 keys (64 + 2 x 64 KB) fit, so the ring gets its second slot; 176 at D = 128
+ * (FlashAttention-3's non-causal tile: Q and two pairs, 32 + 2 x 88 KB), 27% fewer KV tiles a row,
+ * so fewer of each tile's fixed instructions (its waits and releases, O's rescale, the row max's
+ * shuffles, the MMAs' issue). */
 #define FMHA_F_SM90_COLS64_OK(d) ((d) == 256)
+#define FMHA_F_SM90_COLS176_OK(d) ((d) == 128)
+#define FMHA_F_SM90_COLS_OK(d, cols) \
+    ((cols) == FMHA_BN || ((cols) == 64 && FMHA_F_SM90_COLS64_OK(d)) || ((cols) == 176 && FMHA_F_SM90_COLS176_OK(d)))
 /* sm90 overlap: how many of a thread's 64 scores are exponentiated before the wait for the
  * previous tile's P V (the rest run after it, interleaved with O's rescale). Measured on the H200
  * (notes/stage-f-perf.md): 0, 8, 16 and 32 within 0.4% at D128 S8k, 8 the best causal, at S 2k

@@ -206,7 +206,7 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 template <int D, int BN, int NC, bool FAULTS, bool PERSIST>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
-    wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_PRODUCER_REGS>();
+    wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : BN == 176 ? FMHA_F_PRODUCER_REGS_176 : FMHA_F_PRODUCER_REGS>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
     const smem_layout L = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN);
@@ -448,7 +448,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             producer_group<D, BN, NC, FAULTS, PERSIST>(a, smem);
             return;
         }
-        wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_CONSUMER_REGS>();
+        wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_SM90_CONSUMER_REGS_BN(BN)>();
     }
 
     // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
@@ -802,13 +802,16 @@ static int launch_d_bn(const fmha_params &p, const fmha_tma_args &a)
     return ov ? launch<D, BN, true, false, OK, 2>(p, a) : launch<D, BN, true, false, false, 2>(p, a);
 }
 
-// The key tile: 128 keys, or (--kv-tile 64, D = 256 only: FMHA_F_SM90_COLS64_OK) 64.
+// The key tile: 128 keys, or (--kv-tile, fmha.h's FMHA_F_SM90_COLS_OK) 64 at D = 256, 176 at D = 128.
 template <int D>
 static int launch_d(const fmha_params &p, const fmha_tma_args &a)
 {
     const int bn = fmha_kv_cols(&p);
     if constexpr (FMHA_F_SM90_COLS64_OK(D)) {
         if (bn == 64) return launch_d_bn<D, 64>(p, a);
+    }
+    if constexpr (FMHA_F_SM90_COLS176_OK(D)) {
+        if (bn == 176) return launch_d_bn<D, 176>(p, a);
     }
     if (bn != FMHA_BN) {
         fprintf(stderr, "stage F (sm90): %d keys a KV tile at D = %d (stage_f.c's rules)\n", bn, D);

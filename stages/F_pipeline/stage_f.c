@@ -12,7 +12,8 @@
 #include "host/shape_table.h"
 #include "fmha.h"
 
-/* --kv-tile: 128 keys a KV tile, or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
+/* --kv-tile: 128 keys a KV tile, or (sm90, D = 128) FlashAttention-3's 176, not yet measured on the
+ * H200, or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
  * keys (2 x 128 KB) are past the SMEM and of 64 keys (2 x 64 KB) fit, so the ring gets its second
  * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS). auto takes 128 everywhere: on
  * the H200 the 64-key kernel with both (its fastest setting) ran 1.2-1.7% slower than the 128-key
@@ -94,18 +95,23 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
 {
     const int ring = ring_of(o), sm90 = o->backend == BACKEND_SM90;
     const int pingpong = pingpong_of(o), overlap = overlap_of(o), cols = cols_of(o);
-    if (cols != 64 && cols != FMHA_BN) {
-        snprintf(err, len, "--kv-tile=%d: a KV tile holds 64 or 128 keys", cols);
+    if (cols != 64 && cols != FMHA_BN && cols != 176) {
+        snprintf(err, len, "--kv-tile=%d: a KV tile holds 64, 128 or 176 keys", cols);
         return 2;
     }
-    if (cols == 64 && !sm90) {
-        snprintf(err, len, "--kv-tile=64: 64-key tiles are sm90's (the %s flow keeps S and P in 128-column TMEM "
-                 "buffers: 128 keys a tile)", backend_name(o->backend));
+    if (cols != FMHA_BN && !sm90) {
+        snprintf(err, len, "--kv-tile=%d: %d-key tiles are sm90's (the %s flow keeps S and P in 128-column TMEM "
+                 "buffers: 128 keys a tile)", cols, cols, backend_name(o->backend));
         return 2;
     }
     if (cols == 64 && !FMHA_F_SM90_COLS64_OK(o->d)) {
         snprintf(err, len, "--kv-tile=64 --d=%d: 64-key tiles are built for D = 256 only, where two K/V slot pairs of "
                  "128 keys do not fit beside Q; at D <= 128 they do", o->d);
+        return 2;
+    }
+    if (cols == 176 && !FMHA_F_SM90_COLS176_OK(o->d)) {
+        snprintf(err, len, "--kv-tile=176 --d=%d: 176-key tiles are built for D = 128 only (FlashAttention-3's tile; "
+                 "at D = 256 two slot pairs of them are past the SMEM, at D = 64 three consumer groups take the rows)", o->d);
         return 2;
     }
     if (ring > FMHA_RING_MAX) {
@@ -155,8 +161,9 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
         return 2;
     }
     if (sm90 && overlap && !FMHA_F_SM90_OVERLAP_FITS(o->d, cols)) {
-        snprintf(err, len, "--overlap=1 --d=%d --kv-tile=%d: S_j (%d registers), P_{j-1} (%d) and O (%d) do not fit a "
-                 "consumer thread's 232 registers%s", o->d, cols, cols / 2, cols / 4, o->d / 2,
+        snprintf(err, len, "--overlap=1 --d=%d --kv-tile=%d: S_j (%d registers), P_{j-1} (%d) and O (%d) with 44 for the "
+                 "rest do not fit a consumer thread's %d registers%s", o->d, cols, cols / 2, cols / 4, o->d / 2,
+                 FMHA_F_SM90_CONSUMER_REGS_BN(cols),
                  cols != 64 && FMHA_F_SM90_COLS64_OK(o->d) ? " (with --kv-tile 64 they do)" : "");
         return 2;
     }
@@ -299,6 +306,15 @@ static const char *const switch_rows[] = {
     "--d 128 --b 3 --sq 700 --skv 900 --causal --hq 5 --hkv 5 --lpt-heads 4 --seed 54",
     "--d 64 --b 2 --sq 2500 --skv 2500 --causal --hq 6 --hkv 3 --persistent 1 --lpt-heads 5 --seed 55",
     "--d 256 --b 3 --sq 600 --skv 650 --causal --hq 3 --hkv 1 --lpt-heads 2 --seed 56",
+    /* D = 128's 176-key tiles (--kv-tile 176, FlashAttention-3's): the tail tile (1025 = 5 x 176 +
+     * 145), one exact tile, causal (the diagonal inside a 176-key tile), the ping-pong without the
+     * overlap, stage E's flow on the ring, the persistent kernel (one slot pair), GQA, BSHD */
+    "--d 128 --sq 300 --skv 1025 --hq 2 --hkv 1 --kv-tile 176 --seed 57",
+    "--d 128 --sq 129 --skv 176 --hq 1 --hkv 1 --kv-tile 176 --seed 58",
+    "--d 128 --sq 500 --skv 700 --causal --hq 4 --hkv 2 --kv-tile 176 --seed 59",
+    "--d 128 --sq 200 --skv 2000 --hq 2 --hkv 2 --kv-tile 176 --pingpong 1 --overlap 0 --layout bshd --seed 60",
+    "--d 128 --sq 130 --skv 900 --hq 2 --hkv 1 --kv-tile 176 --ws 0 --pingpong 0 --overlap 0 --seed 61",
+    "--d 128 --b 2 --sq 2500 --skv 1900 --causal --hq 20 --hkv 4 --kv-tile 176 --persistent 1 --ring 1 --seed 62",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -331,9 +347,9 @@ static const char *const d256_steps[] = {
     "--kv-tile 128", "--kv-tile 64 --pingpong 1 --overlap 0", "--kv-tile 64 --pingpong 0 --overlap 1",
     "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1",
 };
-/* The causal order (--lpt-heads): the reference shape's causal row head by head, the old order;
- * D = 256's is d256_steps' last. */
-static const char *const lpt_steps[] = {"--lpt-heads 1"};
+/* The reference shape's own rows after the ladder: causal head by head (--lpt-heads 1, the old
+ * order; D = 256's is d256_steps' last), and 176 keys a KV tile, non-causal and causal. */
+static const char *const lpt_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176"};
 
 static int ablation_row(int i, char *args, size_t len)
 {
@@ -343,7 +359,7 @@ static int ablation_row(int i, char *args, size_t len)
     const int nl = (int)(sizeof lpt_steps / sizeof lpt_steps[0]);
     if (i < 0 || i >= 2 * n + ns + nd + nl) return 0;
     if (i >= 2 * n + ns + nd) {
-        snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128 --causal %s", lpt_steps[i - 2 * n - ns - nd]);
+        snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128 %s", lpt_steps[i - 2 * n - ns - nd]);
         return 1;
     }
     if (i >= 2 * n + ns) {

@@ -64,7 +64,11 @@ Test(stage_f_emu, program_contract)
                                               "grep -q 'two Q buffers'"),
                  0, "two Q buffers and a slot pair of 128 keys at D = 256 are over the SMEM limit");
     /* the key tile's rules: 64 or 128 keys, 64 on sm90 at D = 256 only; what fits with each */
-    cr_expect_eq(program_exit_code("stage_F", "--kv-tile 96 2>&1 | tail -n 1 | grep -q '64 or 128 keys'"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--kv-tile 96 2>&1 | tail -n 1 | grep -q '64, 128 or 176 keys'"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 176 2>&1 | tail -n 1 | grep -q 'D = 128 only'"),
+                 0, "176-key tiles are built for D = 128");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --d 128 --kv-tile 176 2>&1 | tail -n 1 | grep -q \"sm90's\""), 0,
+                 "176-key tiles are sm90's");
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --d 256 --kv-tile 64 2>&1 | tail -n 1 | grep -q \"sm90's\""), 0,
                  "64-key tiles are sm90's");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 128 --kv-tile 64 2>&1 | tail -n 1 | grep -q 'D = 256 only'"),
@@ -80,9 +84,10 @@ Test(stage_f_emu, program_contract)
                  0, "the message names the key tile with which the overlap's registers fit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
-     * each, and its causal row in the old order (head by head) */
-    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 15"),
+     * each, its causal row in the old order (head by head), and both with 176-key tiles */
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 17"),
                  0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 .*--kv-tile 176' | grep -qx 2"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -- '--causal' | grep -c -- '--lpt-heads 1' | grep -qx 2"),
                  0, "the causal order head by head: at the reference shape and at D = 256");
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--ring 2 --ws 1 --pingpong 1 --overlap 1' | "

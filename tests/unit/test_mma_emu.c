@@ -142,30 +142,49 @@ Test(mma_emu, sm90_ss_every_layout)
             }
 }
 
-Test(mma_emu, sm90_rs_a_from_registers)
+/* wgmma RS: A [64 x K] from registers (wgmma_a_map, bf16 pairs), B [N x K] from SMEM (MN-major as
+ * P V's V), K/16 steps, against the loop. */
+static void run_sm90_rs(int n, int k, uint64_t seed)
 {
     mma_case c;
-    mma_case_make(&c, MMA_KIND_F16, FMT_BF16, 64, 64, 32, MAJOR_K, MAJOR_MN, SWZ_128B, 41);
-    float acc[128 * 32] = {0};
+    mma_case_make(&c, MMA_KIND_F16, FMT_BF16, 64, n, k, MAJOR_K, MAJOR_MN, SWZ_128B, seed);
+    float *acc = calloc(128 * (size_t)n / 2, sizeof(float));
     smem_image img = {c.img, 0, c.bytes};
-    for (int k = 0; k < 32; k += 16) {
+    for (int k0 = 0; k0 < k; k0 += 16) {
         uint32_t a[128 * 4];
         for (int t = 0; t < 128; t++)
             for (int v = 0; v < 8; v += 2) {
                 int r, kk;
                 wgmma_a_map(t, v, &r, &kk);
-                a[t * 4 + v / 2] = pack_bf16_pair(f32_to_bf16((float)c.a[r * 32 + k + kk]), f32_to_bf16((float)c.a[r * 32 + k + kk + 1]));
+                a[t * 4 + v / 2] =
+                    pack_bf16_pair(f32_to_bf16((float)c.a[r * k + k0 + kk]), f32_to_bf16((float)c.a[r * k + k0 + kk + 1]));
             }
         emu_status st = {0};
-        cr_assert_eq(emu_wgmma_rs(acc, a, &img, mma_case_desc_sm90(&c, 1, k), 64, FMT_BF16, 1, k > 0, &st), EMU_OK, "%s", st.msg);
+        cr_assert_eq(emu_wgmma_rs(acc, a, &img, mma_case_desc_sm90(&c, 1, k0), n, FMT_BF16, 1, k0 > 0, &st), EMU_OK, "%s",
+                     st.msg);
     }
     for (int t = 0; t < 128; t++)
-        for (int i = 0; i < 32; i++) {
+        for (int i = 0; i < n / 2; i++) {
             int r, col;
             wgmma_acc_map(t, i, &r, &col);
-            cr_assert_eq((double)acc[t * 32 + i], c.ref[r * 64 + col]);
+            cr_assert_eq((double)acc[t * (n / 2) + i], c.ref[r * n + col], "N %d K %d: thread %d reg %d", n, k, t, i);
         }
+    free(acc);
     mma_case_free(&c);
+}
+
+Test(mma_emu, sm90_rs_a_from_registers) { run_sm90_rs(64, 32, 41); }
+
+/* Stage F's 176-key tile at D = 128 (--kv-tile 176): S = Q K^T as m64n176k16 SS over D = 128 (Q and
+ * the K slot K-major, 128B swizzle: fmha_q_tile_rows / fmha_k_tile_cols), and O += P V as
+ * m64n128k16 RS over 176 keys, eleven K steps (the V slot MN-major: fmha_v_tile_cols). */
+Test(mma_emu, sm90_176_key_tile)
+{
+    mma_case c;
+    mma_case_make(&c, MMA_KIND_F16, FMT_BF16, 64, 176, 128, MAJOR_K, MAJOR_K, SWZ_128B, 51);
+    run_sm90(&c);
+    mma_case_free(&c);
+    run_sm90_rs(128, 176, 52);
 }
 
 Test(mma_emu, broken_descriptors_are_named)
