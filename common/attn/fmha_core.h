@@ -46,7 +46,7 @@ typedef struct {
         int ring;              /* K/V ring slots, 1..3 */
         int ws, pingpong, overlap;
         int rows;              /* query rows per CTA: 0 = FMHA_BM; sm90's three consumer groups 192 */
-        int cols;              /* keys per KV tile: 0 = FMHA_BN; stage F's sm90 --kv-tile 64 at D = 256 */
+        int cols;              /* keys per KV tile: 0 = FMHA_BN; stage F's sm90 --kv-tile 64 (D 256) / 176 (D 128) */
         int persistent;        /* sm90: a grid of at most one CTA per SM, each walking query tiles */
         unsigned *tile_counter; /* --persistent: the tile scheduler's counter (device), never reset: */
         unsigned tile_base;     /* this launch's tiles are counter values tile_base .. + tiles - 1 */

@@ -40,7 +40,7 @@ static const flag_t flags[] = {
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
     {"--consumers", K_AUTO_INT, OFF(consumers), OPT_PIPE, 0, "auto|2|3: sm90 consumer warpgroups of 64 query rows"},
-    {"--kv-tile", K_AUTO_INT, OFF(kv_tile), OPT_PIPE, 0, "auto|64|128: keys a KV tile (auto: 128; sm90 at D = 256: 64 gives the ring two slots)"},
+    {"--kv-tile", K_AUTO_INT, OFF(kv_tile), OPT_PIPE, 0, "auto|64|128|176: keys a KV tile (auto: 128; sm90: 64 at D = 256 gives the ring two slots, 176 at D = 128 is FA3's tile)"},
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},

@@ -39,7 +39,8 @@ typedef struct {
     int pingpong, overlap;      /* inter-warpgroup ping-pong, intra-warpgroup overlap of S_{j+1} with
                                  * the softmax of tile j: 0/1, or -1 = auto (the stage decides) */
     int consumers;              /* sm90 consumer warpgroups of 64 query rows: 2 or 3; 0 = auto */
-    int kv_tile;                /* stage F: keys a KV tile, 64 (sm90, D = 256) or 128; 0 = auto (128) */
+    int kv_tile;                /* stage F: keys a KV tile, 64 (sm90, D = 256), 176 (sm90, D = 128) or
+                                 * 128; 0 = auto (128) */
     int persistent;             /* sm90: one CTA per SM walks the query tiles: 0/1, -1 = auto */
     int lpt_heads;              /* stage F, causal: (batch, head) pairs an L2 section orders longest
                                  * first (fmha_tile_of); 1 = head by head; 0 = auto (fmha_lpt_heads) */

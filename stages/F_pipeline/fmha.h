@@ -98,9 +98,7 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
  * shuffles, the MMAs' issue). */
 #define FMHA_F_SM90_COLS64_OK(d) ((d) == 256)
 #define FMHA_F_SM90_COLS176_OK(d) ((d) == 128)
-#define FMHA_F_SM90_COLS_OK(d, cols) \
-    ((cols) == FMHA_BN || ((cols) == 64 && FMHA_F_SM90_COLS64_OK(d)) || ((cols) == 176 && FMHA_F_SM90_COLS176_OK(d)))
-/* sm90 overlap: how many of a thread's 64 scores are exponentiated before the wait for the
+/* sm90 overlap: how many of a thread's Bc / 2 scores (64 at 128 keys) are exponentiated before the wait for the
  * previous tile's P V (the rest run after it, interleaved with O's rescale). Measured on the H200
  * (notes/stage-f-perf.md): 0, 8, 16 and 32 within 0.4% at D128 S8k, 8 the best causal, at S 2k
  * and at D 64; 32 is 7% slower at D 64. */
@@ -110,7 +108,7 @@ enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 
 /* The SMEM of one CTA: Q [Br x D] K-major SW128 (Br = 128, or 192 with three consumer groups) (it
  * stages O for the TMA store at the end, as in stage E), then the ring: K slots [Bc x D] K-major
- * SW128, V slots [Bc x D] MN-major SW128 (Bc = 128 keys, or sm90's 64 at D = 256), then (sm90
+ * SW128, V slots [Bc x D] MN-major SW128 (Bc = 128 keys, or sm90's 64 at D = 256, 176 at D = 128), then (sm90
  * --persistent 1) a second Q buffer, then the mbarriers (and sm100's TMEM address slot). */
 enum { FMHA_F_SMEM_Q = 0, FMHA_F_SMEM_K = 1, FMHA_F_SMEM_V = FMHA_F_SMEM_K + FMHA_RING_MAX,
        FMHA_F_SMEM_Q1 = FMHA_F_SMEM_V + FMHA_RING_MAX };

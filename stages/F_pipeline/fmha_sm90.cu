@@ -14,7 +14,8 @@
 //      loads of tiles j+1 .. j+R-1 are in flight while tile j is computed
 //   2. warp specialisation (--ws 1): warpgroup 0 is the producer; one thread issues every TMA
 //      copy, and the group gives its registers back (setmaxnreg.dec 40) to the two consumer
-//      warpgroups (setmaxnreg.inc 232), 64 query rows each (three groups: 24 / 160, item 6).
+//      warpgroups (setmaxnreg.inc 232), 64 query rows each (176-key tiles: 24 / 240; three
+//      groups: 24 / 160, item 6).
 //      --ws 0: consumer thread 0 produces between its own MMAs, as in stage E
 //   3. a slot is released only after the wgmma that reads it has completed: each consumer warp
 //      arrives on the slot's empty barrier after wgmma.wait_group (FG23: before it, the producer
@@ -43,13 +44,13 @@
 //   2a  producer, per tile j: wait k_empty[slot] (empty parity), issue K_j -> k_full[slot]; the
 //       same for V_j; advance its ring state
 //   2b  consumer: wait k_full[slot]; [ping-pong: wait for the turn]; S_j = Q K_j^T (D/16 wgmma
-//       m64n128k16 SS); [overlap: then O += P_{j-1} V_{j-1}, O having been rescaled by alpha_{j-1}
+//       m64nBck16 SS, Bc the keys of a tile: 128, or 64 / 176); [overlap: then O += P_{j-1} V_{j-1}, O having been rescaled by alpha_{j-1}
 //       at the end of tile j-1]; [ping-pong: hand the turn over]; wait for S_j; each warp arrives
 //       on k_empty[slot] (overlap with the producer group: after the first exponentials of 2c)
 //   2c  the mask (only on a tile some row sees in part); row max of the raw scores over the quad;
 //       m_new, alpha, P = exp2(s x scale log2 e - m) by one FFMA and one MUFU.EX2, l_i
 //   2d  overlap 0: O *= alpha_j
-//   2e  wait v_full[slot]; overlap 0: O += P_j V_j (8 wgmma RS), wait, arrive v_empty[slot];
+//   2e  wait v_full[slot]; overlap 0: O += P_j V_j (Bc/16 wgmma RS), wait, arrive v_empty[slot];
 //       overlap 1: after FMHA_F_EXP_BEFORE_PV of the exponentials, wait for P_{j-1} V_{j-1};
 //       then O *= alpha_j together with the other exponentials; arrive v_empty of its slot;
 //       P_j into registers
@@ -86,7 +87,7 @@
 // Watchdog site ids of the waits: the barrier a deadlock report names.
 enum { SITE_Q_FULL = 1, SITE_K_FULL, SITE_V_FULL, SITE_K_EMPTY, SITE_V_EMPTY, SITE_Q_EMPTY };
 
-// The register split (FMHA_F_PRODUCER_REGS / FMHA_F_CONSUMER_REGS) and the ping-pong's turn barriers (FMHA_F_TURN_BAR,
+// The register splits (FMHA_F_PRODUCER_REGS / FMHA_F_CONSUMER_REGS, the _176 and _3 ones) and the ping-pong's turn barriers (FMHA_F_TURN_BAR,
 // FMHA_F_TURN_THREADS) are fmha.h's: `explain ring` prints them from there.
 
 #if FMHA_SM90_DEVICE
@@ -777,8 +778,9 @@ static int launch(const fmha_params &p, const fmha_tma_args &a)
 }
 
 // The overlap keeps P_{j-1} (BN / 4 registers) and S_j (BN / 2) live beside O (D / 2): with 128-key
-// tiles at D = 256 that is past the consumers' 232 registers, with 64-key tiles it fits
-// (FMHA_F_SM90_OVERLAP_FITS; stage_f.c rejects the switch where it does not). Three consumer
+// tiles at D = 256 that is past the consumers' 232 registers, with 64-key tiles it fits, and with
+// 176-key tiles at D = 128 in 240 (FMHA_F_SM90_OVERLAP_FITS; stage_f.c rejects the switch where it
+// does not). Three consumer
 // groups (p.pipe.rows = 192) exist at D = 64 only, with the producer group.
 template <int D, int BN>
 static int launch_d_bn(const fmha_params &p, const fmha_tma_args &a)
@@ -802,7 +804,8 @@ static int launch_d_bn(const fmha_params &p, const fmha_tma_args &a)
     return ov ? launch<D, BN, true, false, OK, 2>(p, a) : launch<D, BN, true, false, false, 2>(p, a);
 }
 
-// The key tile: 128 keys, or (--kv-tile, fmha.h's FMHA_F_SM90_COLS_OK) 64 at D = 256, 176 at D = 128.
+// The key tile: 128 keys, or (--kv-tile, fmha.h's FMHA_F_SM90_COLS64_OK / _COLS176_OK) 64 at D = 256,
+// 176 at D = 128.
 template <int D>
 static int launch_d(const fmha_params &p, const fmha_tma_args &a)
 {

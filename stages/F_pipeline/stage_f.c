@@ -111,7 +111,7 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
     }
     if (cols == 176 && !FMHA_F_SM90_COLS176_OK(o->d)) {
         snprintf(err, len, "--kv-tile=176 --d=%d: 176-key tiles are built for D = 128 only (FlashAttention-3's tile; "
-                 "at D = 256 two slot pairs of them are past the SMEM, at D = 64 three consumer groups take the rows)", o->d);
+                 "at D = 256 two slot pairs of them are past the SMEM)", o->d);
         return 2;
     }
     if (ring > FMHA_RING_MAX) {

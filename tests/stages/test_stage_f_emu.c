@@ -63,7 +63,8 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --persistent 1 --d 256 --kv-tile 128 --ring 1 2>&1 | tail -n 1 | "
                                               "grep -q 'two Q buffers'"),
                  0, "two Q buffers and a slot pair of 128 keys at D = 256 are over the SMEM limit");
-    /* the key tile's rules: 64 or 128 keys, 64 on sm90 at D = 256 only; what fits with each */
+    /* the key tile's rules: 64, 128 or 176 keys, 64 on sm90 at D = 256 only, 176 at D = 128 only;
+     * what fits with each */
     cr_expect_eq(program_exit_code("stage_F", "--kv-tile 96 2>&1 | tail -n 1 | grep -q '64, 128 or 176 keys'"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --d 256 --kv-tile 176 2>&1 | tail -n 1 | grep -q 'D = 128 only'"),
                  0, "176-key tiles are built for D = 128");
