@@ -188,6 +188,30 @@ Test(fmha_core, lpt_heads_fit_the_l2_budget)
     cr_expect_eq(fmha_lpt_heads(&p, 16), 1);
 }
 
+/* Stage F's sm90 key tiles, counted by hand. SMEM: Q 32 KB at D 128 (64 at D 256); a K or V slot
+ * of Bc keys Bc x D x 2 bytes: 176 keys at D 128 44 KB, so Q and two pairs 208 KB (fits the 227
+ * KB opt-in), two Q buffers and two pairs 240 KB (do not: the persistent kernel takes one pair);
+ * 128 keys at D 256 64 KB a slot, so only one pair fits beside Q (192 KB), 64 keys two (192 KB).
+ * Registers for the overlap: S Bc/2, P Bc/4, O D/2 and 44 more, within 232 (240 at 176 keys). */
+Test(fmha_core, sm90_key_tiles_fit_smem_and_registers)
+{
+    cr_expect_eq(fmha_k_tile_cols(128, 176).bytes, 45056u);
+    cr_expect_eq(fmha_v_tile_cols(128, 176).bytes, 45056u);
+    cr_expect_eq(fmha_f_auto_ring_cols(128, 176), 2, "Q and two 176-key pairs fit");
+    cr_expect(fmha_f_smem_layout_make_kv(128, 2, 128, 1, 176).bytes <= SMEM_OPTIN_MAX_BYTES);
+    cr_expect(fmha_f_smem_layout_make_kv(128, 2, 128, 2, 176).bytes > SMEM_OPTIN_MAX_BYTES, "two Q buffers: one pair");
+    cr_expect(fmha_f_smem_layout_make_kv(128, 1, 128, 2, 176).bytes <= SMEM_OPTIN_MAX_BYTES);
+    cr_expect_eq(fmha_f_auto_ring_cols(256, 128), 1, "D 256: one 128-key pair");
+    cr_expect_eq(fmha_f_auto_ring_cols(256, 64), 2, "D 256: two 64-key pairs");
+    cr_expect_eq(fmha_f_auto_ring_cols(128, 128), 2);
+    const smem_layout L = fmha_f_smem_layout_make_kv(128, 2, 128, 1, 176);
+    for (int t = 0; t < SMEM_MAX_TILES; t++) cr_expect_eq(L.tile[t] % SMEM_TILE_ALIGN, 0u, "tile %d aligned", t);
+    cr_expect(FMHA_F_SM90_OVERLAP_FITS(128, 176), "88 + 44 + 64 + 44 = 240 of 240");
+    cr_expect(FMHA_F_SM90_OVERLAP_FITS(128, 128) && FMHA_F_SM90_OVERLAP_FITS(64, 128) && FMHA_F_SM90_OVERLAP_FITS(256, 64));
+    cr_expect(!FMHA_F_SM90_OVERLAP_FITS(256, 128), "64 + 32 + 128 + 44 = 268 past 232");
+    cr_expect(FMHA_F_SM90_COLS176_OK(128) && !FMHA_F_SM90_COLS176_OK(64) && !FMHA_F_SM90_COLS176_OK(256));
+}
+
 /* Stage F's short rows (--persistent auto, --consumers auto): fewer than 24 KV tiles of 128 keys a
  * 128-row query tile on average. Counted by hand: causal S = 2048 has 16 query tiles seeing 1..16
  * tiles (8.5 on average), S = 4096 1..32 (16.5), S = 8192 1..64 (32.5); non-causal Skv / 128
