@@ -47,6 +47,12 @@ static void ring_smem(int d, int ring)
                "%u bytes, so --ring auto takes %d there\n", d, r64, d, d, fmha_f_smem_layout_make_kv(d, r64, FMHA_BM, 1, 64).bytes,
                r64);
     }
+    if (FMHA_F_SM90_COLS176_OK(d)) { /* stage F on sm90 with --kv-tile 176 (FlashAttention-3's tile) */
+        const int r176 = fmha_f_auto_ring_cols(d, 176);
+        printf("         sm90 with --kv-tile 176 (176 keys a KV tile) at D = %d: Q + %d x (K [176 x %d] + V [176 x %d]) = "
+               "%u bytes, so --ring auto takes %d there\n", d, r176, d, d,
+               fmha_f_smem_layout_make_kv(d, r176, FMHA_BM, 1, 176).bytes, r176);
+    }
 }
 
 static void ring_barriers(int sm100, int ring, int overlap)
@@ -117,6 +123,11 @@ static int cmd_ring(int argc, char **argv)
         printf("registers: the producer group %d a thread after setmaxnreg.dec, the consumer groups %d after .inc: "
                "128 x %d + 256 x %d = %d of 65536\n", FMHA_F_PRODUCER_REGS, FMHA_F_CONSUMER_REGS, FMHA_F_PRODUCER_REGS,
                FMHA_F_CONSUMER_REGS, 128 * FMHA_F_PRODUCER_REGS + 256 * FMHA_F_CONSUMER_REGS);
+    if (!sm100 && FMHA_F_SM90_COLS176_OK(d))
+        printf("           with --kv-tile 176: %d and %d (S 88 + P 44 + O %d registers a consumer thread): "
+               "128 x %d + 256 x %d = %d\n", FMHA_F_PRODUCER_REGS_176, FMHA_F_CONSUMER_REGS_176, d / 2,
+               FMHA_F_PRODUCER_REGS_176, FMHA_F_CONSUMER_REGS_176,
+               128 * FMHA_F_PRODUCER_REGS_176 + 256 * FMHA_F_CONSUMER_REGS_176);
     ring_walk(ring, tiles);
     return 0;
 }
