@@ -82,7 +82,10 @@ _Static_assert(128 * FMHA_F_PRODUCER_REGS_176 + 256 * FMHA_F_CONSUMER_REGS_176 <
 enum { FMHA_F_TURN_BAR = 1, FMHA_F_TURN_THREADS = 256 };
 /* --consumers 3: a third consumer group of 64 rows; its 160 registers hold S, P and O up to D = 64. */
 #define FMHA_F_SM90_THREE_OK(d) ((d) <= 64)
-/* A consumer thread's registers with two consumer groups: 240 with 176-key tiles, else 232. */
+/* The split with two consumer groups for a key tile of bn keys: 24 / 240 with 176-key tiles, else
+ * 40 / 232. The producer's .dec and the consumers' .inc take both from here: a mismatched pair
+ * would leave the .inc waiting for registers nobody gives back. */
+#define FMHA_F_SM90_PRODUCER_REGS_BN(bn) ((bn) == 176 ? FMHA_F_PRODUCER_REGS_176 : FMHA_F_PRODUCER_REGS)
 #define FMHA_F_SM90_CONSUMER_REGS_BN(bn) ((bn) == 176 ? FMHA_F_CONSUMER_REGS_176 : FMHA_F_CONSUMER_REGS)
 /* sm90's overlap holds S_j (bn / 2 registers), P_{j-1} (bn / 4) and O (d / 2) in registers, with
  * 44 more for the rest (row statistics, addresses, the loop's state): with 128-key tiles up to

@@ -207,7 +207,7 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 template <int D, int BN, int NC, bool FAULTS, bool PERSIST>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
-    wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : BN == 176 ? FMHA_F_PRODUCER_REGS_176 : FMHA_F_PRODUCER_REGS>();
+    wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_SM90_PRODUCER_REGS_BN(BN)>();
     if (threadIdx.x != 0) return;
     const fmha_params &p = a.p;
     const smem_layout L = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN);

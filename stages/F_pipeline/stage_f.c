@@ -330,7 +330,8 @@ static const char *const emu_rows[] = {
  * producer warpgroup, then the ping-pong and the overlap alone and together, and the deepest ring
  * with everything. Then the short causal rows (D = 64, S = 2k): three consumer groups on the
  * one-tile kernel, two, and two on the persistent kernel (the defaults there); then D = 256's key
- * tile (d256_steps). `make bench` runs these after the protocol rows. */
+ * tile (d256_steps); then the reference shape's causal order and 176-key rows (ref_more_steps).
+ * `make bench` runs these after the protocol rows. */
 static const char *const ablation_steps[] = {
     "--ring 1 --ws 0 --pingpong 0 --overlap 0", "--ring 2 --ws 0 --pingpong 0 --overlap 0",
     "--ring 2 --ws 1 --pingpong 0 --overlap 0", "--ring 2 --ws 1 --pingpong 1 --overlap 0",
@@ -349,17 +350,17 @@ static const char *const d256_steps[] = {
 };
 /* The reference shape's own rows after the ladder: causal head by head (--lpt-heads 1, the old
  * order; D = 256's is d256_steps' last), and 176 keys a KV tile, non-causal and causal. */
-static const char *const lpt_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176"};
+static const char *const ref_more_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176"};
 
 static int ablation_row(int i, char *args, size_t len)
 {
     const int n = (int)(sizeof ablation_steps / sizeof ablation_steps[0]);
     const int ns = (int)(sizeof short_steps / sizeof short_steps[0]);
     const int nd = (int)(sizeof d256_steps / sizeof d256_steps[0]);
-    const int nl = (int)(sizeof lpt_steps / sizeof lpt_steps[0]);
+    const int nl = (int)(sizeof ref_more_steps / sizeof ref_more_steps[0]);
     if (i < 0 || i >= 2 * n + ns + nd + nl) return 0;
     if (i >= 2 * n + ns + nd) {
-        snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128 %s", lpt_steps[i - 2 * n - ns - nd]);
+        snprintf(args, len, "--b 2 --hq 16 --hkv 16 --sq 8192 --skv 8192 --d 128 %s", ref_more_steps[i - 2 * n - ns - nd]);
         return 1;
     }
     if (i >= 2 * n + ns) {
