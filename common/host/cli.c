@@ -8,7 +8,7 @@
 
 #define MAX_DIM (1 << 24) /* sizes beyond this are typos, not shapes */
 
-typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_AUTO_INT, K_AUTO_BOOL } kind_t;
+typedef enum { K_INT, K_BOOL, K_BACKEND, K_INIT, K_U64, K_STR, K_HELP, K_NOCHECK, K_LAYOUT, K_AUTO_INT, K_AUTO_BOOL, K_AUTO_LEVEL } kind_t;
 
 typedef struct {
     const char *name;
@@ -33,8 +33,9 @@ static const flag_t flags[] = {
     {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
     {"--prefetch", K_INT, OFF(prefetch), OPT_DECODE, 0, "N: KV tiles prefetched into L2 ahead of the gather (0 = none)"},
-    {"--kv-tma", K_AUTO_BOOL, OFF(kv_tma), OPT_DECODE, 0,
-     "auto|0|1: K and V gathered by TMA, one box a page (sm90's unpipelined kernels; auto: wherever it applies)"},
+    {"--kv-tma", K_AUTO_LEVEL, OFF(kv_tma), OPT_DECODE, 0,
+     "auto|0|1|2: K and V gathered by TMA, one box a page (sm90's unpipelined kernels; 2: the next tile's boxes issued "
+     "during this one, up to 32 packed rows; auto: 2, 1 past 32 rows, 0 where TMA does not apply)"},
     {"--m64-groups", K_INT, OFF(m64_groups), OPT_DECODE, 0, "1|2: warpgroups of 64 packed rows sharing each K/V tile (sm90, past 32 rows)"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_RING, 0, "auto|N: K/V ring slots (stage F; stage D: the pipelined decode)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
@@ -124,6 +125,9 @@ static int set_flag(const flag_t *f, const char *v, fmha_opts *o, char *err, siz
     case K_AUTO_INT:
         if (!strcmp(v, "auto")) { *(int *)base = 0; return 0; }
         return parse_int(f->name, v, 1, (int *)base, err, len);
+    case K_AUTO_LEVEL: /* auto -1 (the stage decides), or a level 0, 1, 2, ... */
+        if (!strcmp(v, "auto")) { *(int *)base = -1; return 0; }
+        return parse_int(f->name, v, 0, (int *)base, err, len);
     case K_AUTO_BOOL: /* -1: the stage decides (options.h) */
         if (!strcmp(v, "auto")) *(int *)base = -1;
         else if (parse_bool(v, (int *)base)) {
@@ -185,7 +189,7 @@ int cli_parse(int argc, char **argv, unsigned accepts, fmha_opts *o, char *err, 
         }
         const char *v;
         if (eq) v = eq + 1;
-        else if ((f->kind == K_BOOL || f->kind == K_AUTO_BOOL) && (i + 1 >= argc || argv[i + 1][0] == '-')) v = "1";
+        else if ((f->kind == K_BOOL || f->kind == K_AUTO_BOOL || f->kind == K_AUTO_LEVEL) && (i + 1 >= argc || argv[i + 1][0] == '-')) v = "1";
         else if (i + 1 < argc) v = argv[++i];
         else {
             snprintf(err, len, "%s needs a value", f->name);
@@ -289,7 +293,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         if (o->splits) n += snprintf(buf + n, len - (size_t)n, " splits=%d", o->splits);
         else n += snprintf(buf + n, len - (size_t)n, " splits=auto");
     }
-    /* stage D's ring, prefetch and kv_tma appear only when set (kv_tma: 0 or 1, not auto): its rows
+    /* stage D's ring, prefetch and kv_tma appear only when set (kv_tma: 0, 1 or 2, not auto): its rows
      * without them keep their names */
     if ((accepts & OPT_DECODE) && o->prefetch) n += snprintf(buf + n, len - (size_t)n, " prefetch=%d", o->prefetch);
     if ((accepts & OPT_DECODE) && o->kv_tma >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_tma=%d", o->kv_tma);

@@ -29,7 +29,8 @@ typedef struct {
     int splits;                 /* split-KV CTAs per sequence; 0 = auto (whole waves) */
     int prefetch;               /* stage D (sm90): KV tiles prefetched into L2 ahead of the gather;
                                  * 0 = none */
-    int kv_tma;                 /* stage D (sm90): K and V gathered by TMA, one box a page (0/1; -1 auto:
+    int kv_tma;                 /* stage D (sm90): K and V gathered by TMA, one box a page (0/1; 2: the
+                                 * next tile's boxes issued during this one; -1 auto:
                                  * dec_kv_tma_resolve) */
     int m64_groups;             /* stage D (sm90, past 32 packed rows): warpgroups of 64 rows sharing a
                                  * K/V tile (1 or 2; 0 = 1) */

@@ -238,6 +238,42 @@ static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const 
     }
 }
 
+// The TMA gather's three parts, which --kv-tma 2 spreads over the tile before:
+// warp 0's lane q looks up box q (tma_box_of), the lanes issue the boxes (tma_issue_boxes), every
+// thread copies its token's scales (scale_row_of, scales_issue).
+static __device__ __forceinline__ int64_t tma_box_of(const dec_params &p, const int32_t *table, int kv0, int end)
+{
+    return (int)threadIdx.x < DEC_BN / dec_kv_tma_box_rows(p.page) ? dec_kv_tma_box(&p, table, kv0, threadIdx.x, end) : -1;
+}
+template <int D>
+static __device__ __forceinline__ void tma_issue_boxes(const dec_sm90_args &a, int64_t tok, int hk, uint8_t *smem_k,
+                                                       uint8_t *smem_vs, const smem_tile &tk, uint32_t bar)
+{
+    constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
+    const int t = threadIdx.x, rows = dec_kv_tma_box_rows(a.p.page);
+    const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
+    if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
+    __syncwarp();
+    if (tok >= 0) {
+#pragma unroll
+        for (int kb = 0; kb < KB; kb++) {
+            const uint32_t off = smem_tile_offset_raw(&tk, t * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
+            tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, (int)tok);
+            tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, (int)tok);
+        }
+    }
+}
+static __device__ __forceinline__ int64_t scale_row_of(const dec_params &p, const int32_t *table, int kv0, int end, int hk)
+{
+    const int my_tok = kv0 + (int)threadIdx.x; // the token whose scales this thread copies
+    return my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
+}
+static __device__ __forceinline__ void scales_issue(const dec_params &p, int64_t row, float *sm_sk, float *sm_sv)
+{
+    cp_async_4(sm_sk + threadIdx.x, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + threadIdx.x, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+}
+
 // Step 2a (--kv-tma 1): warp 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
 // up to the sequence's end; D = 256 two, one per 128-byte K block) for K and V into the K-major
 // SW128 tiles on the CTA's kv barrier: lane q looks up box q's page (the lookups of all boxes in
@@ -252,30 +288,10 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
                                                        int end, uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
                                                        float *sm_sk, float *sm_sv, uint32_t bar)
 {
-    const dec_params &p = a.p;
-    constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
     static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
     static_assert(DEC_BN / 8 <= 32, "a warp's lanes hold every box of a tile (pages of 8 tokens or more)");
-    const int t = threadIdx.x;
-    if (t < 32) {
-        const int rows = dec_kv_tma_box_rows(p.page);
-        const int64_t tok = t < DEC_BN / rows ? dec_kv_tma_box(&p, table, kv0, t, end) : -1;
-        const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
-        if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
-        __syncwarp();
-        if (tok >= 0) {
-#pragma unroll
-            for (int kb = 0; kb < KB; kb++) {
-                const uint32_t off = smem_tile_offset_raw(&tk, t * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
-                tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, (int)tok);
-                tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, (int)tok);
-            }
-        }
-    }
-    const int my_tok = kv0 + t; // the token whose scales this thread copies
-    const int64_t row = my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
-    cp_async_4(sm_sk + t, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
-    cp_async_4(sm_sv + t, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    if (threadIdx.x < 32) tma_issue_boxes<D>(a, tma_box_of(a.p, table, kv0, end), hk, smem_k, smem_vs, tk, bar);
+    scales_issue(a.p, scale_row_of(a.p, table, kv0, end, hk), sm_sk, sm_sv);
 }
 
 // Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
@@ -394,14 +410,34 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
     else p.lse[li] = lse;
 }
 
+// The second half of steps 2a and 2a': the tile's copies waited for (cp.async; KT: the kv barrier
+// at `phase` too), V transposed to K-major (the FG20 variant copies it as stored; KT zeroes its
+// rows past `end`, on the one tile that ends before DEC_BN keys: the test is CTA-uniform, whole
+// tiles skip the selects), and all of it made visible to the async proxy (the MMAs) and to every
+// thread. --kv-tma 2 issued the copies during the tile before and starts each tile here.
+enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
+template <int D, bool KT, int NTH = DEC_SM90_THREADS>
+static __device__ __forceinline__ void kv_tile_land(const dec_params &p, int kv0, int end, const uint8_t *smem_vs,
+                                                    uint8_t *smem_vt, const smem_tile &tk, const smem_tile &tv_mn,
+                                                    bool v_mn, uint32_t bar, uint32_t phase)
+{
+    cp_async_wait_all();
+    if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
+    __syncthreads();
+    if (KT && end - kv0 < DEC_BN) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x, end - kv0);
+    else if (!KT && v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes); // FG20 (no TMA: stage_d.c)
+    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x);
+    fence_proxy_async();
+    __syncthreads();
+}
+
 // Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
 // TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
 // issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
 // K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`, on the one tile
 // that ends before DEC_BN keys: the test is CTA-uniform, whole tiles skip the selects), and all of it
-// made visible to the async proxy (the MMAs) and to every thread.
+// made visible to the async proxy (the MMAs) and to every thread (kv_tile_land).
 // NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
-enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
 template <int D, bool KT, int NTH = DEC_SM90_THREADS>
 static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
                                                   int end, uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
@@ -416,14 +452,7 @@ static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const 
         for (int q = pf_lo; q <= pf_hi; q++)
             prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
     }
-    cp_async_wait_all();
-    if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
-    __syncthreads();
-    if (KT && end - kv0 < DEC_BN) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x, end - kv0);
-    else if (!KT && v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes); // FG20 (no TMA: stage_d.c)
-    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x);
-    fence_proxy_async();
-    __syncthreads();
+    kv_tile_land<D, KT, NTH>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, bar, phase);
 }
 
 // The pipelined decode (--ring R, the swapped kernel): load warps of their own (warps 4..) fill a
@@ -509,14 +538,19 @@ static __device__ __forceinline__ float warp_sum_over_keys(float x)
 static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
 static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
 
-// RING = 0: one warpgroup gathers, waits, transposes and computes in turn (KT: K and V by TMA).
+// RING = 0: one warpgroup gathers, waits, transposes and computes in turn (KT 1: K and V by TMA;
+// KT 2: the same TMA gather, tile j+1's copies issued during tile j as soon as its buffers are
+// free: the boxes once S_j's MMAs are waited for (K read) and V_j is transposed (Vs read), the
+// scales once the softmax has read them, the block-table lookups for both at tile j's start, so
+// each CTA keeps a tile in flight while it computes instead of waiting for every tile's bytes).
 // RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
 // keep full.
-template <int D, int NR, int RING, bool KT>
+template <int D, int NR, int RING, int KT>
 static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
     decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
     static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
+    constexpr bool AHEAD = KT == 2;
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
@@ -583,6 +617,10 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             mbar_fence_init();
         } // the barrier after the prologue orders the init before any use
     }
+    if constexpr (AHEAD) { // the first tile's copies go out before Q's quantisation
+        __syncthreads();   // the barrier's init before warp 0's boxes complete on it
+        tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
+    }
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
@@ -614,10 +652,18 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     uint64_t dvt0 = v_mn ? smem_tile_desc_sm90(&tv_mn, vt_base, 0, 0) : smem_tile_desc_sm90(&tvt, vt_base, 0, 0);
     // (no register pin: at 128 registers a thread the pinned descriptors pushed values to local memory)
 
+    int64_t next_box = -1, next_row = -1; // AHEAD: tile j+1's box (warp 0's lanes) and scale row, looked up at j's start
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
+        const bool more = AHEAD && j + 1 < t1; // AHEAD: tile j+1's copies are issued during this tile
         uint64_t dk = dk0, dvt = dvt0;
-        if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
+        if constexpr (AHEAD) { // the lookups' loads in flight while this tile's bytes are waited for
+            if (more) {
+                if (t < 32) next_box = tma_box_of(p, table, kv0 + DEC_BN, end);
+                next_row = scale_row_of(p, table, kv0 + DEC_BN, end, hk);
+            }
+            kv_tile_land<D, true>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, kv_bar, (uint32_t)(j - t0) & 1u);
+        } else if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
             dk = smem_desc_add(dk0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
             dvt = smem_desc_add(dvt0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
@@ -626,8 +672,8 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         } else { // Steps 2a, 2a': K_j, V_j and their scales through the block table; V_j transposed
             int pf_lo, pf_hi;
             dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-            kv_tile_in<D, KT>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo, pf_hi,
-                              kv_bar, (uint32_t)(j - t0) & 1u);
+            kv_tile_in<D, (KT > 0)>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
+                                    pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
         }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
@@ -673,6 +719,9 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (lane < 4) red_max[w * NR + row_of(jr)] = mx[jr];
         }
         consumers_sync<RING>();
+        // AHEAD: every thread's S MMAs are waited for and V_j was transposed before them: K and Vs
+        // are free, tile j+1's boxes go out
+        if (more && t < 32) tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar);
         float alpha[RPT], base[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
@@ -712,6 +761,12 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (lane < 4) red_p[w * NR + row_of(jr)] = pmax[jr];
         }
         consumers_sync<RING>();
+        if (more) { // AHEAD: the tile's scales are read: tile j+1's (and the L2 prefetch ahead of it, --prefetch)
+            scales_issue(p, next_row, sk, sv);
+            int pf_lo, pf_hi;
+            dec_prefetch_range(&p, j + 1, t0, t1, &pf_lo, &pf_hi);
+            for (int q = pf_lo; q <= pf_hi; q++) prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, t);
+        }
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
         float sp[RPT], inv_sp[RPT];
 #pragma unroll
@@ -972,7 +1027,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // Hq/Hkv x Sq rows of one KV head; past 32, 64 rows of the unswapped kernel (the swapped one at
 // N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
 // ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation, kt
-// the TMA gather's (stage_d.c allows it without the ring only).
+// the TMA gather's (stage_d.c allows it without the ring only; 2, the next tile's boxes during
+// this one, with the swapped kernel only: the m64 kernels take 1 and 2 alike).
 template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
 {
     if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
@@ -983,10 +1039,13 @@ template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
         return kt ? decode_kernel_m64<D, true, 1> : decode_kernel_m64<D, false, 1>;
     } else {
         switch (ring) {
-        case 2: return decode_kernel_swapped<D, NR, 2, false>;
-        case 3: return decode_kernel_swapped<D, NR, 3, false>;
-        case 4: return decode_kernel_swapped<D, NR, 4, false>;
-        default: return kt ? decode_kernel_swapped<D, NR, 0, true> : decode_kernel_swapped<D, NR, 0, false>;
+        case 2: return decode_kernel_swapped<D, NR, 2, 0>;
+        case 3: return decode_kernel_swapped<D, NR, 3, 0>;
+        case 4: return decode_kernel_swapped<D, NR, 4, 0>;
+        default:
+            return kt == 2 ? decode_kernel_swapped<D, NR, 0, 2>
+                   : kt    ? decode_kernel_swapped<D, NR, 0, 1>
+                           : decode_kernel_swapped<D, NR, 0, 0>;
         }
     }
 }

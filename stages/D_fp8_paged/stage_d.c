@@ -70,19 +70,30 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "more than 32 packed rows a KV head: Hq/Hkv x Sq = %d here)", o->hq / o->hkv * o->sq);
         return 2;
     }
-    if (o->kv_tma == 1 && (o->backend != BACKEND_SM90 || o->ring)) {
-        snprintf(err, len, "--kv-tma=1: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
-                 "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier");
+    if (o->kv_tma > 2) {
+        snprintf(err, len, "--kv-tma=%d: 0 (cp.async), 1 (TMA, a tile's boxes issued when it is needed) or 2 (TMA, the "
+                 "next tile's boxes issued during this one)", o->kv_tma);
         return 2;
     }
-    if (o->kv_tma == 1 && !dec_kv_tma_fits(o->page)) {
-        snprintf(err, len, "--kv-tma=1 --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
-                 "must be whole boxes: the page a multiple of %d or a divisor of it of 8 tokens or more", o->page, DEC_BN, DEC_BN);
+    if (o->kv_tma >= 1 && (o->backend != BACKEND_SM90 || o->ring)) {
+        snprintf(err, len, "--kv-tma=%d: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
+                 "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier", o->kv_tma);
         return 2;
     }
-    if (o->kv_tma == 1 && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
-        snprintf(err, len, "--kv-tma=1 --fault v-not-transposed: the FG20 variant gathers V as stored (MN-major) with "
-                 "cp.async; the TMA gather lands V in K's layout only");
+    if (o->kv_tma >= 1 && !dec_kv_tma_fits(o->page)) {
+        snprintf(err, len, "--kv-tma=%d --page=%d: a TMA box holds one page's rows of a KV head, and a tile's %d tokens "
+                 "must be whole boxes: the page a multiple of %d or a divisor of it of 8 tokens or more", o->kv_tma,
+                 o->page, DEC_BN, DEC_BN);
+        return 2;
+    }
+    if (o->kv_tma >= 1 && (o->fault_bits & DEC_FAULT_V_NOT_TRANSPOSED)) {
+        snprintf(err, len, "--kv-tma=%d --fault v-not-transposed: the FG20 variant gathers V as stored (MN-major) with "
+                 "cp.async; the TMA gather lands V in K's layout only", o->kv_tma);
+        return 2;
+    }
+    if (o->kv_tma == 2 && bm_of(o) > 32) {
+        snprintf(err, len, "--kv-tma=2: the next tile's boxes during this one are the swapped kernel's, at most 32 packed "
+                 "rows a KV head (Hq/Hkv x Sq = %d here: --kv-tma 1)", o->hq / o->hkv * o->sq);
         return 2;
     }
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
@@ -137,7 +148,8 @@ static int run(const fmha_opts *o, stage_result *r)
         snprintf(r->detail + n, sizeof r->detail - n, "%ssplits %d", n ? "; " : "", p->splits);
     const size_t n2 = strlen(r->detail);
     if (o->backend == BACKEND_SM90 && !o->ring) /* which gather ran: --kv-tma auto picks it */
-        snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s%s", p->kv_tma ? "TMA, a box a page" : "cp.async",
+        snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s%s", p->kv_tma == 2 ? "TMA, a box a page, the next tile's during this one"
+                                                                  : p->kv_tma ? "TMA, a box a page" : "cp.async",
                  o->kv_tma < 0 ? " (auto)" : "");
     dec_problem_free(&dp);
     return rc;
@@ -194,7 +206,8 @@ static const char *const bench_rows[] = {
 };
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
- * (--prefetch, on the default TMA gather), the cp.async gather in place of the TMA one (--kv-tma 0)
+ * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
+ * (--kv-tma 1, GQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
  * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
  * switch in the note; the decode plot draws each switch as its own line). */
@@ -217,6 +230,12 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --prefetch 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 1",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 1024 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 0",
     "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 0",

@@ -10,7 +10,8 @@
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
  *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4), the TMA gather
- *      (--kv-tma 1; sm90's default, so the table runs it too), the cp.async gather (--kv-tma 0)
+ *      (--kv-tma 1, and 2 with the next tile's boxes ahead: sm90's default up to 32 packed rows,
+ *      so the table runs it too), the cp.async gather (--kv-tma 0)
  *      and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their rows are listed
  *      here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
@@ -112,7 +113,7 @@ Test(stage_d_gpu, sm90_prefetch, .timeout = 600)
     SM90_ROWS(prefetch_rows, 2, "--prefetch");
 }
 
-/* The TMA gather (--kv-tma 1, sm90's unpipelined kernels): one box a page for K and V, V's rows
+/* The TMA gather (--kv-tma 1, sm90's unpipelined kernels; the m64 kernels' default): one box a page for K and V, V's rows
  * past the sequence zeroed in SMEM. Both kernels (swapped up to 32 packed rows, m64 past them),
  * every page size (a box per page below 128 tokens, a box per tile above), lengths of 1, tile and
  * page multiples +-1 (boxes that stop inside a tile, a tile with one box), split on and off, D 64
@@ -135,6 +136,28 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
     SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
+}
+
+/* The TMA gather with the next tile's copies issued during the current one (--kv-tma 2, the swapped
+ * kernel up to 32 packed rows; sm90's default there): splits of one tile (nothing issued ahead) and
+ * empty splits (short sequences split 3 and 5 ways), a last tile that ends inside a box, page
+ * 16..256, D 64 / 128 / 256, Sq 1..4, one sequence of 128 tiles (the barrier's phase flips 128
+ * times while the next tile is always in flight), with the prefetch. */
+static const char *const kv_ahead_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --kv-tma 2 --seed 121",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --kv-tma 2 --seed 122",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,257 --d 64 --page 64 --splits 3 --kv-tma 2 --seed 123",
+    "--b 5 --hq 64 --hkv 8 --sq 4 --seqlens 3,63,64,65,1023 --d 64 --page 32 --splits 5 --kv-tma 2 --seed 124",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 128 --kv-tma 2 --seed 125",
+    "--b 8 --hq 16 --hkv 16 --sq 1 --skv 900 --ragged --d 256 --page 32 --splits 2 --kv-tma 2 --seed 126",
+    "--b 2 --hq 32 --hkv 4 --sq 3 --skv 4097 --d 128 --page 256 --kv-tma 2 --seed 127",
+    "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --kv-tma 2 --seed 128",
+    "--b 4 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 2 --prefetch 1 --seed 129",
+};
+Test(stage_d_gpu, sm90_kv_tma_ahead, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(kv_ahead_rows, 2, "--kv-tma 2");
 }
 
 /* The cp.async gather (--kv-tma 0: 16 bytes a lane, zero fill past the end), no longer sm90's

@@ -55,7 +55,10 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --kv-tma 1 --page 48", "a multiple of 128 or a divisor of it");
     refused("--backend sm90 --kv-tma 1 --fault v-not-transposed --b 2 --hq 8 --hkv 1 --skv 300 --d 64",
             "the TMA gather lands V in K");
-    refused("--backend sm90 --kv-tma 2", "is not auto, 0 or 1");
+    refused("--backend sm90 --kv-tma 3", "0 (cp.async), 1 (TMA");
+    refused("--backend emu --kv-tma 2", "the TMA gather is sm90");
+    refused("--backend sm90 --kv-tma 2 --hq 128 --hkv 1", "boxes during this one are the swapped kernel");
+    refused("--backend sm90 --kv-tma 2 --page 48", "a multiple of 128 or a divisor of it");
     /* two warpgroups on one K/V tile: sm90's unswapped kernel (more than 32 packed rows) */
     refused("--backend sm90 --m64-groups 3 --hq 128 --hkv 1", "one or two warpgroups");
     refused("--backend emu --m64-groups 2 --hq 128 --hkv 1", "two warpgroups share the tiles");

@@ -178,29 +178,32 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
                   dec_kv_tma_fits(512), "the fit rule: whole tiles a page, or whole pages of 8 or more a tile");
 }
 
-/* The sm90 kernels encode each MMA descriptor once and move it per K step by an add: for K's two
- * m64 halves and V's D/64 blocks (Vt K-major, or the FG20 variant's V as stored), at every K step,
- * the step-0 descriptor plus the offset is the descriptor encoded directly at that step. */
 /* --kv-tma auto: the TMA gather exactly where it applies (sm90, no ring, a page that fits, not the
- * FG20 variant); 0 and 1 pass through whatever the rest says (the stage's rules refuse a 1 that
- * does not apply). */
+ * FG20 variant), the next tile's boxes during this one (2) in the swapped kernel, 1 in the m64
+ * kernels; 0, 1 and 2 pass through whatever the rest says (the stage's rules refuse one that does
+ * not apply). */
 Test(decode_core, kv_tma_auto_takes_tma_only_where_it_applies)
 {
     static const int pages[] = {8, 16, 24, 32, 48, 64, 128, 256, 384};
     for (unsigned i = 0; i < sizeof pages / sizeof pages[0]; i++)
         for (int sm90 = 0; sm90 < 2; sm90++)
             for (int ring = 0; ring <= 3; ring++)
-                for (int fg20 = 0; fg20 < 2; fg20++) {
-                    const unsigned f = fg20 ? DEC_FAULT_V_NOT_TRANSPOSED : DEC_FAULT_K_SCALE_ON_ROWS;
-                    const int page = pages[i];
-                    const int fits = page % 128 == 0 || (128 % page == 0 && page % 8 == 0);
-                    cr_expect_eq(dec_kv_tma_resolve(-1, sm90, ring, page, f), sm90 && !ring && fits && !fg20,
-                                 "auto: sm90 %d ring %d page %d FG20 %d", sm90, ring, page, fg20);
-                    cr_expect_eq(dec_kv_tma_resolve(0, sm90, ring, page, f), 0, "0 stays 0");
-                    cr_expect_eq(dec_kv_tma_resolve(1, sm90, ring, page, f), 1, "1 stays 1");
-                }
+                for (int fg20 = 0; fg20 < 2; fg20++)
+                    for (int swapped = 0; swapped < 2; swapped++) {
+                        const unsigned f = fg20 ? DEC_FAULT_V_NOT_TRANSPOSED : DEC_FAULT_K_SCALE_ON_ROWS;
+                        const int page = pages[i];
+                        const int fits = page % 128 == 0 || (128 % page == 0 && page % 8 == 0);
+                        const int tma = sm90 && !ring && fits && !fg20;
+                        cr_expect_eq(dec_kv_tma_resolve(-1, sm90, ring, page, f, swapped), tma ? (swapped ? 2 : 1) : 0,
+                                     "auto: sm90 %d ring %d page %d FG20 %d swapped %d", sm90, ring, page, fg20, swapped);
+                        for (int v = 0; v <= 2; v++)
+                            cr_expect_eq(dec_kv_tma_resolve(v, sm90, ring, page, f, swapped), v, "%d stays %d", v, v);
+                    }
 }
 
+/* The sm90 kernels encode each MMA descriptor once and move it per K step by an add: for K's two
+ * m64 halves and V's D/64 blocks (Vt K-major, or the FG20 variant's V as stored), at every K step,
+ * the step-0 descriptor plus the offset is the descriptor encoded directly at that step. */
 Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
 {
     static const int ds[] = {64, 128, 256};
