@@ -12,8 +12,8 @@
 #include "host/shape_table.h"
 #include "fmha.h"
 
-/* --kv-tile: 128 keys a KV tile, or (sm90, D = 128) FlashAttention-3's 176, not yet measured on the
- * H200, or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
+/* --kv-tile: 128 keys a KV tile, or (sm90, D = 128) FlashAttention-3's 176, 2% slower at D128 S8k
+ * and 6-17% on shorter rows on the H200 (notes/stage-f-perf.md), or (sm90, D = 256) 64, where Q (64 KB) and two slot pairs of 128
  * keys (2 x 128 KB) are past the SMEM and of 64 keys (2 x 64 KB) fit, so the ring gets its second
  * slot and the overlap's registers fit (FMHA_F_SM90_OVERLAP_FITS). auto takes 128 everywhere: on
  * the H200 the 64-key kernel with both (its fastest setting) ran 1.2-1.7% slower than the 128-key
