@@ -433,10 +433,7 @@ static __device__ __forceinline__ void kv_tile_land(const dec_params &p, int kv0
 
 // Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
 // TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
-// issued behind them (--prefetch: dec_prefetch_range), the gather waited for, V transposed to
-// K-major (the FG20 variant copies it as stored; KT zeroes its rows past `end`, on the one tile
-// that ends before DEC_BN keys: the test is CTA-uniform, whole tiles skip the selects), and all of it
-// made visible to the async proxy (the MMAs) and to every thread (kv_tile_land).
+// issued behind them (--prefetch: dec_prefetch_range), then landed and transposed (kv_tile_land).
 // NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
 template <int D, bool KT, int NTH = DEC_SM90_THREADS>
 static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
