@@ -160,6 +160,41 @@ FMHA_HD int64_t dec_kv_tma_box(const dec_params *p, const int32_t *table_row, in
     return (int64_t)table_row[tok / p->page] * p->page + tok % p->page;
 }
 
+/* The TMA gather's walk through the block table, tile by tile, without a division a token (the
+ * swapped kernel's --kv-tma 2 looks up each next tile this way). Token kv0 + off of a tile (kv0 a
+ * multiple of DEC_BN, 0 <= off < DEC_BN), with a page the gather accepts (dec_kv_tma_fits), sits at
+ *   page <= DEC_BN (a divisor of it): table entry kv0 / page + off / page, offset off % page;
+ *   page >= DEC_BN (a multiple of it): table entry kv0 / page, offset kv0 % page + off (< page),
+ * so the sum of a tile's cursor (kv0's entry and offset, advanced a tile at a time by adds) and a
+ * thread's fixed part (dec_tok_part, computed once) gives dec_token_row's and dec_kv_tma_box's
+ * entry and offset. ncu counted their two divisions at about 30 of a warp's 750 instructions a
+ * tile (B128 Hq32 Hkv8 Skv 4k, notes/fp8-decode-pipeline.md). */
+typedef struct {
+    int entry, offset; /* block-table index and token offset in that page */
+    int step;          /* the cursor's entries a tile when a tile spans whole pages, else 0 */
+} dec_table_pos;
+FMHA_HD dec_table_pos dec_tok_part(const dec_params *p, int off)
+{
+    dec_table_pos f = {0, off, 0};
+    if (p->page <= DEC_BN) f.entry = off / p->page, f.offset = off % p->page;
+    return f;
+}
+FMHA_HD dec_table_pos dec_tile_cursor(const dec_params *p, int kv0)
+{
+    dec_table_pos c = {kv0 / p->page, kv0 % p->page, p->page <= DEC_BN ? DEC_BN / p->page : 0};
+    return c;
+}
+FMHA_HD dec_table_pos dec_tile_cursor_next(const dec_params *p, dec_table_pos c)
+{
+    if (c.step) {
+        c.entry += c.step;
+    } else {
+        c.offset += DEC_BN;
+        if (c.offset >= p->page) c.offset -= p->page, c.entry += 1;
+    }
+    return c;
+}
+
 /* Token t (of sequence b) head hk's row in the [num_pages, page, Hkv] order: multiply by D for
  * the byte offset of its codes; index the scales with it directly. */
 FMHA_HD int64_t dec_token_row(const dec_params *p, const int32_t *table_row, int t, int hk)

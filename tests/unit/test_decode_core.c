@@ -178,6 +178,42 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
                   dec_kv_tma_fits(512), "the fit rule: whole tiles a page, or whole pages of 8 or more a tile");
 }
 
+/* The table walk of --kv-tma 2 (dec_tile_cursor, dec_tok_part): for every page the gather accepts,
+ * from any first tile, advanced tile by tile, the cursor plus each offset's fixed part is the
+ * token's table entry and offset by plain division (tok / page, tok % page), and so dec_token_row's
+ * row; and for the pages it does not accept nothing is claimed (the kernel takes the walk only
+ * where dec_kv_tma_fits). */
+Test(decode_core, table_walk_matches_the_division_for_every_tile_and_token)
+{
+    static const int pages[] = {8, 16, 32, 64, 128, 256, 384, 512, 1024};
+    enum { NP = 64 };
+    int32_t table[NP];
+    for (int i = 0; i < NP; i++) table[i] = (i * 29 + 3) % NP; /* a permutation: 29 and 64 are coprime */
+    for (unsigned pi = 0; pi < sizeof pages / sizeof pages[0]; pi++) {
+        dec_params p = shape(1, 8, 2, 1, 8, 1, 1);
+        p.page = pages[pi];
+        p.num_pages = NP;
+        cr_assert(dec_kv_tma_fits(p.page), "page %d", p.page);
+        const int tiles = NP * p.page / DEC_BN;
+        for (int first = 0; first < tiles; first += 1 + first / 3) {
+            dec_table_pos c = dec_tile_cursor(&p, first * DEC_BN);
+            for (int j = first; j < tiles; j++, c = dec_tile_cursor_next(&p, c)) {
+                const int kv0 = j * DEC_BN;
+                for (int off = 0; off < DEC_BN; off++) {
+                    const dec_table_pos f = dec_tok_part(&p, off);
+                    const int tok = kv0 + off, entry = c.entry + f.entry, in_page = c.offset + f.offset;
+                    cr_assert_eq(entry, tok / p.page, "page %d from tile %d: tile %d off %d: entry %d, not %d",
+                                 p.page, first, j, off, entry, tok / p.page);
+                    cr_assert_eq(in_page, tok % p.page, "page %d from tile %d: tile %d off %d: offset %d, not %d",
+                                 p.page, first, j, off, in_page, tok % p.page);
+                    cr_assert_eq(((int64_t)table[entry] * p.page + in_page) * p.hkv + 1, dec_token_row(&p, table, tok, 1),
+                                 "page %d token %d: not dec_token_row's row", p.page, tok);
+                }
+            }
+        }
+    }
+}
+
 /* --kv-tma auto: the TMA gather exactly where it applies (sm90, no ring, a page that fits, not the
  * FG20 variant), the next tile's boxes during this one (2) in the swapped kernel, 1 in the m64
  * kernels; 0, 1 and 2 pass through whatever the rest says (the stage's rules refuse one that does
