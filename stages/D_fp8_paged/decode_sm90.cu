@@ -562,8 +562,9 @@ static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 
 // RING = 0: one warpgroup gathers, waits, transposes and computes in turn (KT 1: K and V by TMA;
 // KT 2: the same TMA gather, tile j+1's copies issued during tile j as soon as its buffers are
 // free: the boxes once S_j's MMAs are waited for (K read) and V_j is transposed (Vs read), the
-// scales once the softmax has read them, the block-table lookups for both at tile j's start, so
-// each CTA keeps a tile in flight while it computes instead of waiting for every tile's bytes).
+// scales once the softmax has read them; their rows made at tile j's start from block-table
+// entries loaded during tile j-1 (dec_table_ahead), so each CTA keeps a tile in flight while it
+// computes instead of waiting for every tile's bytes, and no lookup's load is waited for).
 // RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
 // keep full.
 template <int D, int NR, int RING, int KT>

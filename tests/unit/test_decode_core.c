@@ -181,8 +181,8 @@ Test(decode_core, kv_tma_boxes_are_the_pages_rows_of_the_tile)
 /* The table walk of --kv-tma 2 (dec_tile_cursor, dec_tok_part): for every page the gather accepts,
  * from any first tile, advanced tile by tile, the cursor plus each offset's fixed part is the
  * token's table entry and offset by plain division (tok / page, tok % page), and so dec_token_row's
- * row; and for the pages it does not accept nothing is claimed (the kernel takes the walk only
- * where dec_kv_tma_fits). */
+ * row. Only those pages: the kernel takes the walk where dec_kv_tma_fits, and the stage refuses
+ * --kv-tma with any other page before a launch. */
 Test(decode_core, table_walk_matches_the_division_for_every_tile_and_token)
 {
     static const int pages[] = {8, 16, 32, 64, 128, 256, 384, 512, 1024};
