@@ -482,6 +482,92 @@ def fig_decode(run, path):
 
 
 # ---------------------------------------------------------------------------------------------
+# Per-CTA timelines (stage D --timeline FILE; committed under plots/data/timeline/)
+TIMELINE_COLS = ("cta", "sm", "entry_us", "first_tile_us", "exit_us")
+
+
+def read_timeline_csv(path):
+    """[(cta, sm, entry, first_tile or None, exit)] of a --timeline CSV; None when it has other columns."""
+    try:
+        with open(path, newline="") as f:
+            rd = csv.DictReader(f)
+            if tuple(rd.fieldnames or ()) != TIMELINE_COLS:
+                return None
+            out = []
+            for r in rd:
+                ft = r["first_tile_us"].strip()
+                out.append((int(r["cta"]), int(r["sm"]), float(r["entry_us"]), float(ft) if ft else None,
+                            float(r["exit_us"])))
+            return out
+    except (OSError, csv.Error, ValueError, KeyError) as e:
+        print("plots: cannot read %s: %s" % (path, e), file=sys.stderr)
+        return None
+
+
+def timeline_files(data_dir):
+    d = os.path.join(data_dir, "timeline")
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, p) for p in os.listdir(d) if p.endswith(".csv"))
+
+
+def newest_timelines(paths, most=3):
+    """The timelines of the newest run: files are named <gpu>-<date>-<what>.csv (stage D's
+    h200-2026-12-04-decode-gqa-...), the run being the name up to its date."""
+    def run_of(p):
+        m = re.match(r"(.*?\d{4}-\d{2}-\d{2}[a-z]?)-", os.path.basename(p))
+        return m.group(1) if m else os.path.basename(p)
+    if not paths:
+        return []
+    newest = max(paths, key=lambda p: (run_of(p)[-11:], run_of(p)))
+    return [p for p in paths if run_of(p) == run_of(newest)][:most]
+
+
+def fig_timeline(paths, path):
+    """One column per timeline CSV: each CTA's life (entry to exit, its first tile marked) in launch
+    order, and below it the CTAs resident over time, the shape of the launch's ramp and tail."""
+    plt = plt_module()
+    tls = [(p, read_timeline_csv(p)) for p in paths]
+    tls = [(p, t) for p, t in tls if t]
+    if not tls:
+        return False
+    fig, axes = plt.subplots(2, len(tls), figsize=(6.5 * len(tls), 7.5), squeeze=False,
+                             gridspec_kw={"height_ratios": (3, 1.3)})
+    for col, (p, t) in enumerate(tls):
+        top, low = axes[0][col], axes[1][col]
+        for cta, _sm, e, ft, x in t:
+            top.plot((e, x), (cta, cta), color="tab:blue", lw=0.6, alpha=0.6)
+        fts = [(cta, ft) for cta, _sm, _e, ft, _x in t if ft is not None]
+        top.scatter([ft for _, ft in fts], [c for c, _ in fts], s=1.5, color="tab:orange", label="first KV tile ready")
+        top.plot([], [], color="tab:blue", label="a CTA, entry to exit")
+        top.set_ylabel("CTA (launch order)")
+        top.set_title(os.path.splitext(os.path.basename(p))[0], fontsize=9)
+        top.legend(loc="lower right", fontsize=7)
+        top.grid(alpha=0.3)
+        ev = sorted([(e, 1) for _c, _s, e, _f, _x in t] + [(x, -1) for _c, _s, _e, _f, x in t])
+        xs, ys, n = [0.0], [0], 0
+        for when, d in ev:
+            xs.append(when)
+            ys.append(n)
+            n += d
+            xs.append(when)
+            ys.append(n)
+        low.plot(xs, ys, color="tab:green")
+        low.set_xlabel("us from the first CTA's entry")
+        low.set_ylabel("CTAs resident")
+        low.grid(alpha=0.3)
+        span = max(x for *_, x in t)
+        busy = sum(x - e for _c, _s, e, _f, x in t)
+        firsts = sorted(ft - e for _c, _s, e, ft, _x in t if ft is not None)
+        low.set_title("span %.1f us, %.0f resident on average, first tile %.1f us (median)" %
+                      (span, busy / span if span > 0 else 0, firsts[len(firsts) // 2] if firsts else 0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
 # README table
 def fmt(v, f):
     return "" if v is None else f % v
@@ -693,6 +779,9 @@ def run_plots(data_dir, out_dir, readme, only=None, quiet=False):
         fig_ablation(ref, paths[3])
         if not quiet:
             print("plots: %s -> %s; %s -> %s" % (ref.path, paths[0], run.path, ", ".join(paths[1:])))
+    tl = newest_timelines(timeline_files(data_dir))
+    if tl and fig_timeline(tl, os.path.join(out_dir, "decode_timeline.png")) and not quiet:
+        print("plots: %s -> %s" % (", ".join(tl), os.path.join(out_dir, "decode_timeline.png")))
     if readme:
         base = os.path.dirname(os.path.abspath(readme))
         rel = lambda p: os.path.relpath(os.path.abspath(p), base)
@@ -863,6 +952,17 @@ def selftest():
             t2 = f.read()
         check(t2.count("## Performance") == 1 and t2.count(BEGIN) == 1 and t2.count("](plots/milestones.png)") == 1,
               "existing Performance section reused")
+        # a --timeline CSV beside the bench CSVs: drawn, and never read as a bench run
+        os.makedirs(os.path.join(data, "timeline"))
+        with open(os.path.join(data, "timeline", "synthetic-timeline.csv"), "w") as f:
+            f.write("cta,sm,entry_us,first_tile_us,exit_us\n0,0,0.000,10.000,100.000\n1,1,0.500,,2.000\n")
+        with open(os.path.join(data, "timeline", "wrong-columns.csv"), "w") as f:
+            f.write("a,b\n1,2\n")
+        check(read_timeline_csv(os.path.join(data, "timeline", "wrong-columns.csv")) is None, "other columns refused")
+        check(read_timeline_csv(os.path.join(data, "timeline", "synthetic-timeline.csv"))[1][3] is None,
+              "a CTA with no tile has no first-tile time")
+        run_plots(data, out, readme, quiet=True)
+        check(os.path.isfile(os.path.join(out, "decode_timeline.png")), "decode_timeline.png drawn")
         # --csv: a runner CSV is refused
         try:
             choose_runs(data, os.path.join(data, "runner-rows.csv"))

@@ -66,7 +66,14 @@ typedef struct {
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
+    uint64_t *timeline;              /* sm90 (--timeline): DEC_TL_WORDS a CTA (dec_tl_*); NULL = no stamps */
 } dec_params;
+
+/* --timeline: what each CTA of an sm90 decode kernel writes (one thread, CTA c at words
+ * DEC_TL_WORDS c .. of p->timeline): %globaltimer in ns at its entry, once its first KV tile is in
+ * SMEM and ready for the MMAs (0: a split with no tile), at its exit (its stores issued), and the SM
+ * it ran on (%smid). The last timed launch's stamps are what the host reads back (host/cta_timeline.h). */
+enum { DEC_TL_ENTRY, DEC_TL_FIRST_TILE, DEC_TL_EXIT, DEC_TL_SM, DEC_TL_WORDS };
 
 /* Broken variants the footgun tests run (0 = correct). */
 enum {

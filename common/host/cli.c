@@ -57,6 +57,8 @@ static const flag_t flags[] = {
     {"--warmup", K_INT, OFF(warmup), 0, 0, "warm-up launches before timing"},
     {"--csv", K_STR, OFF(csv), 0, 0, "append one result row to this CSV file"},
     {"--dump", K_STR, OFF(dump), 0, 0, "write inputs and outputs as .npy into this folder"},
+    {"--timeline", K_STR, OFF(timeline), OPT_DECODE, 0,
+     "FILE: each CTA's entry, first KV tile and exit (the GPU clock, the last timed launch) as a CSV, and a summary (sm90)"},
     {"--fault", K_STR, OFF(fault), 0, 0, "run one footgun's broken variant (the list is below)"},
     {"--help", K_HELP, OFF(help), 0, 0, "this text"},
 };

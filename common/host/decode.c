@@ -8,6 +8,7 @@
 
 #include "host/bf16.h"
 #include "host/check_rows.h"
+#include "host/cta_timeline.h"
 #include "host/cli.h"
 #include "host/fp8.h"
 #include "host/fp8_attention.h"
@@ -256,6 +257,42 @@ void dec_problem_free(dec_problem *dp)
     memset(dp, 0, sizeof *dp);
 }
 
+/* --timeline: one more buffer, DEC_TL_WORDS a CTA of zeros, that the sm90 kernels stamp
+ * (attn/decode_core.h) and stage_gpu_run downloads after the last timed launch; then the CSV, the
+ * summary line, and a refusal when a CTA left its words unwritten. */
+static int run_with_timeline(const stage_def *st, const fmha_opts *o, dec_params *p, stage_buf *bufs, int nbufs,
+                             stage_result *r)
+{
+    const grid3 g = dec_grid(p);
+    const int ctas = (int)(g.x * g.y * g.z);
+    uint64_t *words = calloc((size_t)ctas * DEC_TL_WORDS, sizeof(uint64_t));
+    stage_buf all[16];
+    if (!words || nbufs + 1 > (int)(sizeof all / sizeof all[0])) {
+        free(words);
+        return 1;
+    }
+    memcpy(all, bufs, sizeof(stage_buf) * (size_t)nbufs);
+    all[nbufs] = (stage_buf){words, sizeof(uint64_t) * (size_t)ctas * DEC_TL_WORDS, 2, (void **)&p->timeline,
+                             BUF_UPLOAD, 0, 0, 0, 0};
+    int rc = stage_gpu_run(st, p, &p->wd, all, nbufs + 1, o, r);
+    if (rc == 0) {
+        cta_timeline_summary s;
+        char why[160], line[320];
+        if (cta_timeline_summarise(words, ctas, &s, why, sizeof why)) {
+            fprintf(stderr, "stage %s: --timeline: %s\n", st->letter, why);
+            rc = 1;
+        } else if (cta_timeline_write_csv(o->timeline, words, ctas)) {
+            fprintf(stderr, "stage %s: --timeline: cannot write %s\n", st->letter, o->timeline);
+            rc = 1;
+        } else {
+            cta_timeline_describe(&s, line, sizeof line);
+            printf("%s (%s)\n", line, o->timeline);
+        }
+    }
+    free(words);
+    return rc;
+}
+
 int dec_run_gpu(const stage_def *st, const fmha_opts *o, dec_problem *dp, stage_result *r)
 {
     dec_params p = dp->p; /* its pointers become device pointers */
@@ -275,7 +312,8 @@ int dec_run_gpu(const stage_def *st, const fmha_opts *o, dec_problem *dp, stage_
         {NULL, (size_t)p.splits * dp->nlse * 4, 0, (void **)&p.lse_part, BUF_DEVICE_ALLOC, 0, 0, 0, 0},
     };
     const int nbufs = p.splits > 1 ? 11 : 9; /* the partials only where a merge needs them */
-    return stage_gpu_run(st, &p, &p.wd, bufs, nbufs, o, r);
+    if (!o->timeline[0]) return stage_gpu_run(st, &p, &p.wd, bufs, nbufs, o, r);
+    return run_with_timeline(st, o, &p, bufs, nbufs, r);
 }
 
 /* The exact fp64 attention of one decode row over the dequantised cache: keys 0..n-1. */

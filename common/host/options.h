@@ -52,6 +52,8 @@ typedef struct {
     int iters, warmup;          /* timed samples and warm-up launches (GPU backends) */
     char csv[512];              /* append one result row to this CSV file ("" = none) */
     char dump[512];             /* write inputs and outputs as .npy into this folder ("" = none) */
+    char timeline[512];         /* stage D (sm90): each CTA's entry, first tile and exit of the last
+                                 * timed launch, as a CSV (host/cta_timeline.h; "" = none) */
     char fault[512];            /* --fault NAME: run one footgun's broken variant ("" = none) */
     unsigned fault_bits;        /* the stage's switches for that fault (set by the runner) */
     int help;

@@ -27,7 +27,8 @@ typedef enum {
 typedef struct {
     void *host;       /* inputs: uploaded; outputs: uploaded (poisoned) and downloaded back */
     size_t bytes;
-    int is_output;
+    int is_output;    /* 1: downloaded after the first launch (the one checked); 2: after the timed
+                         launches, the last one's contents (a record the kernel keeps of itself) */
     void **dev_slot;  /* where to write the device pointer (a field of the parameter copy) */
     buf_source src;   /* BUF_UPLOAD unless the run keeps its inputs on the device */
     int int_lo, int_hi; /* BUF_DEVICE_BF16 with --init int: the range */

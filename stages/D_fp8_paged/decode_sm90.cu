@@ -128,6 +128,24 @@ static constexpr int dec_sm90_block(int rows, int ring)
 }
 
 #if DEC_SM90_DEVICE
+// --timeline: thread 0 stamps what of its CTA (DEC_TL_*: %globaltimer, or the SM's id). Only the
+// kernels instantiated with TL = true stamp (kernel_of picks them when p.timeline is set): a test
+// on the pointer in every kernel cost up to 0.8% of the decode (notes/device-runs.md, run 71).
+static __device__ __forceinline__ void timeline_stamp(const dec_params &p, int what)
+{
+    if (p.timeline == nullptr || threadIdx.x != 0) return;
+    const uint64_t cta = blockIdx.x + (uint64_t)gridDim.x * (blockIdx.y + (uint64_t)gridDim.y * blockIdx.z);
+    uint64_t v;
+    if (what == DEC_TL_SM) {
+        uint32_t sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        v = sm;
+    } else {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    }
+    p.timeline[cta * DEC_TL_WORDS + what] = v;
+}
+
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
 // row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
 template <int D, int NR>
@@ -567,7 +585,7 @@ static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 
 // computes instead of waiting for every tile's bytes, and no lookup's load is waited for).
 // RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
 // keep full.
-template <int D, int NR, int RING, int KT>
+template <int D, int NR, int RING, int KT, bool TL = false>
 static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
     decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
@@ -591,6 +609,10 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     float *sk = sm_sq + NR, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales (RING: the slot's)
     float *red_max = sv + DEC_BN, *red_p = red_max + 4 * NR;  // [4 warps][NR] each: row reductions
     float *red_sv = red_p + 4 * NR;                           // [4 warps]: the tile's largest V scale
+    if constexpr (TL) {
+        timeline_stamp(p, DEC_TL_ENTRY);
+        timeline_stamp(p, DEC_TL_SM);
+    }
     const int t = threadIdx.x, lane = t % 32, w = t / 32;
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
@@ -614,6 +636,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 #pragma unroll
             for (int jr = 0; jr < RPT; jr++)
                 if (m0 + row_of(jr) < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[jr]) * p.sq + qi[jr]] = -INFINITY;
+        if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
         return;
     }
     const int end = dec_gather_end(&p, len);
@@ -704,6 +727,10 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
             kv_tile_in<D, (KT > 0)>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
                                     pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
+        }
+
+        if constexpr (TL) {
+            if (j == t0) timeline_stamp(p, DEC_TL_FIRST_TILE);
         }
 
         // Step 2b: S^T = K_j Q^T: keys as M (two m64 halves), the packed rows as N
@@ -886,6 +913,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (m0 + row_of(jr) < M) store_lse(p, split_out, split, b, qh[jr], qi[jr], m_i[jr], l_i[jr]);
         }
     }
+    if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
     // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
     (void)a;
@@ -897,12 +925,16 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 // row reductions inside a quad). NG = 2 (--m64-groups 2): two warpgroups of 64 rows each share
 // every K/V tile the first gathers (all 8 warps transpose it), so a tile is read once for 128
 // packed rows instead of once per 64; each group has its own Q and P rows and its own softmax.
-template <int D, bool KT, int NG>
+template <int D, bool KT, int NG, bool TL = false>
 static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM90_MIN_CTAS : 1)
     decode_kernel_m64(const __grid_constant__ dec_sm90_args a)
 {
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
+    if constexpr (TL) {
+        timeline_stamp(p, DEC_TL_ENTRY);
+        timeline_stamp(p, DEC_TL_SM);
+    }
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = DEC_BM_SM90 * NG, NTH = DEC_SM90_THREADS * NG; // the CTA's packed rows, threads
@@ -946,6 +978,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
             for (int hi = 0; hi < 2; hi++)
                 if (m0 + rloc[hi] < M)
                     p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
         return;
     }
 
@@ -984,6 +1017,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
         kv_tile_in<D, KT, NTH>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
                                pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
+        if constexpr (TL) {
+            if (j == t0) timeline_stamp(p, DEC_TL_FIRST_TILE);
+        }
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];
@@ -1047,6 +1083,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
             if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
         }
     }
+    if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
     // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
     (void)a;
@@ -1059,8 +1096,15 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation, kt
 // the TMA gather's (stage_d.c allows it without the ring only; 2, the next tile's boxes during
 // this one, with the swapped kernel only: the m64 kernels take 1 and 2 alike).
-template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt)
+// tl (--timeline): the stamping twins of the default gathers only, the swapped kernel with the next
+// tile's boxes ahead (kt 2) and the m64 kernel's TMA gather (kt 1); stage_d.c refuses the others.
+template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl)
 {
+    if (tl) {
+        if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, true, 1, true>;
+        else if constexpr (NR < DEC_BM_SM90) return decode_kernel_swapped<D, NR, 0, 2, true>;
+        else return nullptr;
+    }
     if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
         (void)ring;
         return kt ? decode_kernel_m64<D, true, 2> : decode_kernel_m64<D, false, 2>;
@@ -1138,8 +1182,12 @@ static int launch_rows(const dec_params &p)
     if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR >= 64 ? 0 : p.ring; // the m64 kernel has no ring (stage_d.c refuses it)
-        return launch_kernel(kernel_of<decltype(D)::value, NR>(ring, p.kv_tma), dec_grid(&p), dec_sm90_block(NR, ring),
-                             smem, a);
+        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr);
+        if (!k) {
+            fprintf(stderr, "stage D: --timeline: no stamping kernel for %d packed rows a CTA\n", NR);
+            return 1;
+        }
+        return launch_kernel(k, dec_grid(&p), dec_sm90_block(NR, ring), smem, a);
     });
 }
 
@@ -1163,7 +1211,7 @@ static int occupancy_rows(int d, int ring, int kt)
 {
     const uint32_t smem = dec_smem_layout_make_ring(NR, d, ring).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt);
+        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false);
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {

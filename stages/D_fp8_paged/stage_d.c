@@ -46,6 +46,17 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
 
 static int validate(const fmha_opts *o, char *err, size_t len)
 {
+    if (o->timeline[0] && o->backend != BACKEND_SM90) {
+        snprintf(err, len, "--timeline: the CTA stamps are written by the sm90 kernels (the GPU's clock); emu has "
+                 "no clock and the sm100 kernel writes none (--backend %s)", backend_name(o->backend));
+        return 2;
+    }
+    if (o->timeline[0] && (o->ring || o->m64_groups == 2 || dec_kv_tma_of(o) != (bm_of(o) <= 32 ? 2 : 1))) {
+        snprintf(err, len, "--timeline: the stamping kernels are the default gathers' (no --ring, --m64-groups 1, "
+                 "--kv-tma auto: 2 up to 32 packed rows, 1 past them); here --ring %d --m64-groups %d --kv-tma %d",
+                 o->ring, o->m64_groups ? o->m64_groups : 1, dec_kv_tma_of(o));
+        return 2;
+    }
     if ((o->fault_bits & DEC_FAULT_RING_EARLY_RELEASE) && !o->ring) {
         snprintf(err, len, "--fault ring-early-release (FG23) releases a ring slot early: it needs --ring 2..%d", DEC_MAX_RING);
         return 2;

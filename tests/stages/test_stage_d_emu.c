@@ -37,6 +37,12 @@ Test(stage_d_emu, program_contract)
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
     /* the pipelined decode's rules: 2..4 slots within the SMEM, sm90's swapped kernel's rows */
+    /* --timeline: the sm90 default gathers' stamping twins only */
+    refused("--backend emu --timeline /tmp/stage_d_timeline.csv", "emu has no clock");
+    refused("--backend sm90 --ring 2 --timeline /tmp/stage_d_timeline.csv", "the stamping kernels are the default gathers");
+    refused("--backend sm90 --kv-tma 1 --timeline /tmp/stage_d_timeline.csv", "the stamping kernels are the default gathers");
+    refused("--backend sm90 --hq 128 --hkv 1 --m64-groups 2 --timeline /tmp/stage_d_timeline.csv",
+            "the stamping kernels are the default gathers");
     refused("--backend emu --ring 2 --d 256", "fewer slots");
     refused("--backend sm90 --ring 1", "2 to 4 slots");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
