@@ -86,20 +86,22 @@ static int run_read(void *p)
     return dev_read_all(c->buf, c->bytes, c->sink);
 }
 
-static long arg(int argc, char **argv, const char *name, long def)
+static long arg_min(int argc, char **argv, const char *name, long def, long min)
 {
     for (int i = 2; i + 1 < argc; i++)
         if (!strcmp(argv[i], name)) {
             char *end;
             long v = strtol(argv[i + 1], &end, 10);
-            if (*end || v < 1) {
-                fprintf(stderr, "baselines: %s=%s: must be a positive integer\n", name, argv[i + 1]);
+            if (*end || v < min) {
+                fprintf(stderr, "baselines: %s=%s: must be an integer >= %ld\n", name, argv[i + 1], min);
                 exit(2);
             }
             return v;
         }
     return def;
 }
+
+static long arg(int argc, char **argv, const char *name, long def) { return arg_min(argc, argv, name, def, 1); }
 
 /* Random bf16 inputs, N(0, 1) like the stage programs' timing inputs, made on the device
  * (host/devfill.h): the timing must not run on zeros, and no host copy is needed. */
@@ -219,7 +221,7 @@ int main(int argc, char **argv)
     if (strcmp(sub, "qk") && strcmp(sub, "pv") && strcmp(sub, "qkpv") && strcmp(sub, "gemm") && strcmp(sub, "gemm_fp8") &&
         strcmp(sub, "copy") && strcmp(sub, "read")) {
         fprintf(stderr, "usage: baselines qk|pv|qkpv|gemm|gemm_fp8|copy|read [--b --hq --sq --skv --d | --n | --mib] "
-                "[--iters N]\n");
+                "[--iters N] [--warmup-ms MS]\n");
         return 2;
     }
     gpu_info g;
@@ -228,7 +230,8 @@ int main(int argc, char **argv)
         printf("[SKIP] baseline=%s: no GPU (%s)\n", sub, g.why_absent);
         return 77;
     }
-    timer_cfg cfg = {.warmup = 5, .iters = (int)arg(argc, argv, "--iters", 30), .flush_l2 = 1};
+    timer_cfg cfg = {.warmup = 5, .warmup_ms = (int)arg_min(argc, argv, "--warmup-ms", 0, 0), .iters = (int)arg(argc, argv, "--iters", 30),
+                     .flush_l2 = 1};
     timer_result t;
     if (!strcmp(sub, "copy")) {
         copy_ctx c = {NULL, NULL, (size_t)arg(argc, argv, "--mib", 4096) << 20};

@@ -30,6 +30,7 @@ import argparse
 import math
 import statistics
 import sys
+import time
 import warnings
 
 BACKENDS = ("cudnn", "flash", "fa4")
@@ -48,6 +49,8 @@ def parse_args(argv):
     p.add_argument("--backends", default="cudnn,flash", help="comma list of: cudnn, flash, fa4")
     p.add_argument("--iters", type=int, default=20, help="timed samples (>= 20)")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--warmup-ms", type=int, default=0,
+                   help="then calls (8 between syncs) until this many ms have passed, as the stage programs' timer")
     p.add_argument("--flush-mib", type=int, default=256, help="L2 flush buffer written before each sample")
     a = p.parse_args(argv)
     if a.iters < 20:
@@ -201,6 +204,11 @@ def timed_line(torch, call, tag, s, gqa_mode, impl, flush, ev0, ev1, a):
         for _ in range(a.warmup):
             call()
         torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        while (time.perf_counter() - t0) * 1e3 < a.warmup_ms:
+            for _ in range(8):
+                call()
+            torch.cuda.synchronize()
         ms = []
         for i in range(a.iters):
             flush.fill_(i & 0xFF)

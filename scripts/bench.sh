@@ -38,6 +38,10 @@
 # Environment:
 #   BENCH_SHAPES=full|quick  quick: D = 128, S in {1k, 4k, 8k}, causal and not, Llama S in {2k, 8k}
 #   BENCH_ITERS=20 BENCH_WARMUP=3   timed samples (>= 20) and warm-up launches per program
+#   BENCH_WARMUP_MS=0        then warm-up launches until this many ms have passed, in every program
+#                            and baseline alike (--warmup-ms): rows of milliseconds meet the H200's
+#                            power cap within 0.1 s, so without it a program's 20 samples start from
+#                            whatever clock the one before left (FA4's after its compile: a cool GPU)
 #   BENCH_BUDGET_S=530       past this many seconds, the remaining runs are recorded as skipped
 #                            (the stage programs run unchecked here, so they make their inputs on
 #                            the device: host/devfill.h; when the host made them, a full run of
@@ -59,6 +63,7 @@ cd "$(dirname "$0")/.." || exit 1
 SHAPESET=${BENCH_SHAPES:-full}
 ITERS=${BENCH_ITERS:-20}
 WARMUP=${BENCH_WARMUP:-3}
+WARMUP_MS=${BENCH_WARMUP_MS:-0}
 BUDGET_S=${BENCH_BUDGET_S:-530}
 TIMEOUT_S=${BENCH_TIMEOUT_S:-150}
 FA4_TIMEOUT_S=${BENCH_FA4_TIMEOUT_S:-240}
@@ -69,6 +74,7 @@ BASELINES=build/bin/bench_baselines
 
 case $SHAPESET in full | quick) ;; *) echo "make bench: BENCH_SHAPES=$SHAPESET: use full or quick" >&2; exit 2 ;; esac
 if [ "$ITERS" -lt 20 ] 2>/dev/null; then echo "make bench: BENCH_ITERS=$ITERS: at least 20 samples" >&2; exit 2; fi
+case $WARMUP_MS in '' | *[!0-9]*) echo "make bench: BENCH_WARMUP_MS=$WARMUP_MS: a whole number of ms (0 = none)" >&2; exit 2 ;; esac
 
 # ---------------------------------------------------------------------------------------------
 # Stage table: letter, shape family (qk | qkpv | attn | decode), baseline row name.
@@ -227,7 +233,7 @@ declare -A BASE_TF  # "name|b hq hkv sq skv d causal" -> TFLOP/s of an ok baseli
 ceiling_gemm() {
   local sub=$1 name=$2 lib=$3 note=$4 log out rc
   log=$RUN/ceiling_$sub.log
-  timeout "$TIMEOUT_S" "$BASELINES" "$sub" --n 8192 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  timeout "$TIMEOUT_S" "$BASELINES" "$sub" --n 8192 --iters "$ITERS" --warmup-ms "$WARMUP_MS" >"$log" 2>&1; rc=$?; read_clock
   out=$(last_line "$log" 'OK|SKIP|FAIL')
   if [ $rc -eq 0 ]; then
     row ceiling "$name" "$lib-$(field "$out" "$lib")" "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
@@ -248,7 +254,7 @@ run_ceilings() {
   ceiling_gemm gemm_fp8 cublaslt_fp8_gemm cublaslt \
     "e4m3 GEMM 8192x8192x8192 (A, B K-major), bf16 out, f32 fast accumulate: the FP8 ceiling"
   log=$RUN/ceiling_copy.log
-  timeout "$TIMEOUT_S" "$BASELINES" copy --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  timeout "$TIMEOUT_S" "$BASELINES" copy --mib 4096 --iters "$ITERS" --warmup-ms "$WARMUP_MS" >"$log" 2>&1; rc=$?; read_clock
   out=$(last_line "$log" 'OK|SKIP|FAIL')
   if [ $rc -eq 0 ]; then
     row ceiling d2d_copy cudaMemcpyAsync "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
@@ -258,7 +264,7 @@ run_ceilings() {
   fi
   progress "ceiling d2d_copy 4 GiB: ${out:-exit $rc}"
   log=$RUN/ceiling_read.log
-  timeout "$TIMEOUT_S" "$BASELINES" read --mib 4096 --iters "$ITERS" >"$log" 2>&1; rc=$?; read_clock
+  timeout "$TIMEOUT_S" "$BASELINES" read --mib 4096 --iters "$ITERS" --warmup-ms "$WARMUP_MS" >"$log" 2>&1; rc=$?; read_clock
   out=$(last_line "$log" 'OK|SKIP|FAIL')
   if [ $rc -eq 0 ]; then
     row ceiling hbm_read read_kernel "" "" "" "" "" "" "" ok "$(field "$out" time_ms)" \
@@ -278,7 +284,7 @@ run_sdpa() { # shapes "cudnn,flash" | "fa4"
   names=$(echo "$backends" | tr ',' '\n' | sed 's/^cudnn$/sdpa_cudnn/; s/^flash$/sdpa_flash/' | tr '\n' ' ')
   log=$RUN/baselines_$(echo "$backends" | tr ',' '_').log
   if [ "$DRY" = 1 ]; then
-    echo "would run: $PY bench/sdpa_baseline.py --shapes <$(echo "$shapes" | wc -l) shapes> --backends $backends --iters $ITERS --warmup $WARMUP"
+    echo "would run: $PY bench/sdpa_baseline.py --shapes <$(echo "$shapes" | wc -l) shapes> --backends $backends --iters $ITERS --warmup $WARMUP --warmup-ms $WARMUP_MS"
     return
   fi
   if over_budget; then
@@ -293,7 +299,7 @@ run_sdpa() { # shapes "cudnn,flash" | "fa4"
   echo "$shapes" >"$RUN/baseline_shapes_$backends.txt"
   local limit=$((TIMEOUT_S * 4)); [ "$backends" = fa4 ] && limit=$FA4_TIMEOUT_S
   timeout "$limit" "$PY" bench/sdpa_baseline.py --shapes "$RUN/baseline_shapes_$backends.txt" \
-    --backends "$backends" --iters "$ITERS" --warmup "$WARMUP" >"$log" 2>&1
+    --backends "$backends" --iters "$ITERS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" >"$log" 2>&1
   rc=$?; read_clock
   progress "baselines $names, $(echo "$shapes" | wc -l) shapes: exit $rc ($(head -n 1 "$log"))"
   while read -r shp; do
@@ -333,7 +339,7 @@ run_cublas() {
   [ "$which" = qkpv ] && ebytes=2
   # shellcheck disable=SC2086
   set -- $shp
-  local args=(--b "$1" --hq "$2" --sq "$4" --skv "$5" --d "$6" --iters "$ITERS")
+  local args=(--b "$1" --hq "$2" --sq "$4" --skv "$5" --d "$6" --iters "$ITERS" --warmup-ms "$WARMUP_MS")
   if too_big "$ebytes" "$@"; then
     [ "$DRY" = 1 ] && echo "would skip: $BASELINES $which ${args[*]} ($(s_gb "$ebytes" "$@") GB)"
     row baseline "$name" cublas "$@" skipped "" "" "" "" "" "" "" "$([ "$which" = qk ] && echo S || echo P) would take $(s_gb "$ebytes" "$@") GB > BENCH_MAX_S_GB=$MAX_S_GB"
@@ -377,7 +383,7 @@ run_stage() { # X family baseline "b hq hkv sq skv d c" [page] [switch flags: an
   local wu=$WARMUP
   local fl; fl=$(stage_flops "$fam" "$@")
   awk -v x="$fl" 'BEGIN { exit !(x > 1e13) }' && wu=1 # the largest shapes: fewer warm-up launches
-  local args=(--backend auto --b "$b" --hq "$hq" --sq "$sq" --skv "$skv" --d "$d" --no-check --iters "$ITERS" --warmup "$wu")
+  local args=(--backend auto --b "$b" --hq "$hq" --sq "$sq" --skv "$skv" --d "$d" --no-check --iters "$ITERS" --warmup "$wu" --warmup-ms "$WARMUP_MS")
   case $fam in
     attn) args+=(--hkv "$hkv" --causal "$c") ;;
     decode) args+=(--hkv "$hkv" --page "$page") ;;

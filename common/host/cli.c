@@ -55,6 +55,7 @@ static const flag_t flags[] = {
     {"--no-check", K_NOCHECK, OFF(check), 0, 0, "same as --check=0"},
     {"--iters", K_INT, OFF(iters), 0, 0, "timed samples on a GPU backend (0 = no timing)"},
     {"--warmup", K_INT, OFF(warmup), 0, 0, "warm-up launches before timing"},
+    {"--warmup-ms", K_INT, OFF(warmup_ms), 0, 0, "then warm-up launches until this many ms have passed (0 = none)"},
     {"--csv", K_STR, OFF(csv), 0, 0, "append one result row to this CSV file"},
     {"--dump", K_STR, OFF(dump), 0, 0, "write inputs and outputs as .npy into this folder"},
     {"--timeline", K_STR, OFF(timeline), OPT_DECODE, 0,

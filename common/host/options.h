@@ -50,6 +50,7 @@ typedef struct {
     uint64_t seed;
     int check;                  /* verify against the host reference (default on) */
     int iters, warmup;          /* timed samples and warm-up launches (GPU backends) */
+    int warmup_ms;              /* then warm-up launches until this many ms have passed (0: none) */
     char csv[512];              /* append one result row to this CSV file ("" = none) */
     char dump[512];             /* write inputs and outputs as .npy into this folder ("" = none) */
     char timeline[512];         /* stage D (sm90): each CTA's entry, first tile and exit of the last

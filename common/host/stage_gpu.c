@@ -79,7 +79,7 @@ int stage_gpu_run(const stage_def *st, void *params, fmha_watchdog **wd_slot, st
         if (bufs[i].is_output == 1 && bufs[i].src == BUF_UPLOAD && dev_download(bufs[i].host, *bufs[i].dev_slot, bufs[i].bytes))
             goto out;
     if (o->iters > 0) {
-        timer_cfg cfg = {.warmup = o->warmup, .iters = o->iters, .flush_l2 = 1};
+        timer_cfg cfg = {.warmup = o->warmup, .warmup_ms = o->warmup_ms, .iters = o->iters, .flush_l2 = 1};
         timer_result t;
         if (timer_measure(launch, ctx, &cfg, &t)) goto out;
         r->time_ms = t.median_ms;

@@ -2,6 +2,7 @@
  * timer measures it. Skips with the reason where no CC 9.0 GPU is present. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "host/bf16.h"
 #include "host/init.h"
@@ -54,5 +55,40 @@ Test(gpu_smoke, event_timer_measures_a_kernel)
               "min %g median %g max %g", t.min_ms, t.median_ms, t.max_ms);
     /* 64 MiB written: at under 10 TB/s this takes more than 6 us */
     cr_expect(t.min_ms > 0.006, "min %g ms is faster than any HBM could write 64 MiB", t.min_ms);
+    cudaFree(g_buf);
+}
+
+static int g_launches;
+static int launch_counted(void *ctx)
+{
+    g_launches++;
+    return launch_smoke(ctx);
+}
+
+/* --warmup-ms: after the counted warm-up the timer keeps launching (8 between syncs) until the wall
+ * time has passed, then takes its samples: more launches than warmup + iters, and at least that
+ * long before the first sample. */
+Test(gpu_smoke, timed_warmup_keeps_launching_for_its_milliseconds)
+{
+    SKIP_WITHOUT_GPU(9);
+    CUDA_ASSERT(cudaMalloc((void **)&g_buf, sizeof(float) << 24));
+    timer_result t;
+    timer_cfg plain = {.warmup = 3, .iters = 21, .flush_l2 = 1};
+    g_launches = 0;
+    cr_assert_eq(timer_measure(launch_counted, NULL, &plain, &t), 0);
+    cr_expect_eq(g_launches, 3 + 21, "without --warmup-ms: the warm-up and the samples only (%d)", g_launches);
+    const int ms = 40;
+    timer_cfg warm = {.warmup = 3, .warmup_ms = ms, .iters = 21, .flush_l2 = 1};
+    g_launches = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    cr_assert_eq(timer_measure(launch_counted, NULL, &warm, &t), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double took = 1e3 * (double)(b.tv_sec - a.tv_sec) + 1e-6 * (double)(b.tv_nsec - a.tv_nsec);
+    const int extra = g_launches - 3 - 21;
+    cr_expect(extra >= 8 && extra % 8 == 0, "the timed warm-up launched %d more, in groups of 8", extra);
+    /* each launch writes 64 MiB (more than 6 us): the extra launches fill about the 40 ms */
+    cr_expect(took >= ms, "the whole measurement took %.1f ms, under its %d ms warm-up", took, ms);
+    cr_expect(extra * t.min_ms >= 0.5 * ms, "%d extra launches of %.3f ms cannot have filled %d ms", extra, t.min_ms, ms);
     cudaFree(g_buf);
 }
