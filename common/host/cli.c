@@ -45,6 +45,8 @@ static const flag_t flags[] = {
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
+    {"--kv-box", K_AUTO_BOOL, OFF(kv_box), OPT_PIPE, 0,
+     "auto|0|1: sm90: each K/V tile in one 5-D TMA copy instead of D / 64 4-D ones (auto: 1)"},
     {"--lpt-heads", K_AUTO_INT, OFF(lpt_heads), OPT_PIPE, 0,
      "auto|N: causal query tiles longest first across N heads (1: head by head; auto: the heads whose K and V fit 16 MiB)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
@@ -309,6 +311,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
                       auto_bool(o->overlap));
         if (o->consumers) n += snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
         if (o->kv_tile) n += snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
-        if (o->lpt_heads) snprintf(buf + n, len - (size_t)n, " lpt_heads=%d", o->lpt_heads);
+        if (o->lpt_heads) n += snprintf(buf + n, len - (size_t)n, " lpt_heads=%d", o->lpt_heads);
+        if (o->kv_box >= 0) snprintf(buf + n, len - (size_t)n, " kv_box=%d", o->kv_box);
     }
 }

@@ -31,6 +31,25 @@ void fmha_tmap_params(const fmha_params *p, fmha_tensor t, uint64_t global_addre
     out->swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
     out->l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
     out->oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    if (!is_q && p->pipe.kv_box5 && mistake == FMHA_TMAP_RIGHT) {
+        /* One box a tile: {64 columns, keys, D / 64 column blocks (128 bytes apart), heads, batch},
+         * box {64, keys a tile, D / 64}. TMA walks dimension 0, then 1, then 2, so the box lands
+         * as the D / 64 atom columns one after another, each keys x 128 bytes: where the 4-D map's
+         * D / 64 boxes land (tma_tile_box_offset). One copy instead of D / 64 (CuTe's TMA atoms
+         * build the same box from the SW128 tile's layout). */
+        out->rank = 5;
+        out->global_dim[0] = 64;
+        out->global_dim[1] = (uint64_t)p->skv;
+        out->global_dim[2] = (uint64_t)(p->d / 64);
+        out->global_dim[3] = (uint64_t)heads;
+        out->global_dim[4] = (uint64_t)p->b;
+        out->global_strides[0] = (uint64_t)el[0] * 2u;
+        out->global_strides[1] = 128u;
+        out->global_strides[2] = (uint64_t)el[1] * 2u;
+        out->global_strides[3] = (uint64_t)el[2] * 2u;
+        out->box_dim[2] = (uint32_t)(p->d / 64);
+        out->box_dim[3] = out->box_dim[4] = 1;
+    }
     switch (mistake) {
     case FMHA_TMAP_RANK_STRIDES: /* {2, ss, sh, sb}: the element size first, the batch stride dropped */
         out->global_strides[2] = out->global_strides[1];

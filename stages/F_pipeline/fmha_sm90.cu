@@ -152,6 +152,7 @@ struct ring_ctx {
     const fmha_tma_args *a;
     uint32_t k0, v0, slot_bytes, bar0;
     int hk_k, hk_v, b;
+    int kv_box5; // the maps' K and V boxes: one 5-D box a tile (host/fmha_tmaps.c), or D / 64 4-D ones
     unsigned faults;
     fmha_watchdog *wd;
     uint32_t probes;
@@ -175,7 +176,8 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     else mbar_wait_budget(empty, parity, c.wd, site, c.probes);
     mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, BN));
     const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
-    if (is_v) tma_load_tile<D>(tile, fmha_v_tile_cols(D, BN), &c.a->v, full, j * BN, c.hk_v, c.b);
+    if (c.kv_box5) tma_load_5d(tile, is_v ? &c.a->v : &c.a->k, full, 0, j * BN, 0, is_v ? c.hk_v : c.hk_k, c.b);
+    else if (is_v) tma_load_tile<D>(tile, fmha_v_tile_cols(D, BN), &c.a->v, full, j * BN, c.hk_v, c.b);
     else tma_load_tile<D>(tile, fmha_k_tile_cols(D, BN), &c.a->k, full, j * BN, c.hk_k, c.b);
     fmha_f_ring_advance(&s, c.faults);
 }
@@ -193,6 +195,7 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
     r.hk_k = fmha_tma_kv_head(&p, h, 0);
     r.hk_v = fmha_tma_kv_head(&p, h, 1);
     r.b = b;
+    r.kv_box5 = p.pipe.kv_box5;
     r.faults = FAULTS ? p.faults : 0u;
     r.wd = p.wd;
     r.probes = r.faults ? FMHA_FAULT_WAIT_PROBES : FMHA_MBAR_WAIT_PROBES;

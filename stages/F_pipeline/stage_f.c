@@ -49,6 +49,10 @@ static int consumers_of(const fmha_opts *o)
 /* The query rows of one CTA: 192 with three consumer groups, FMHA_BM otherwise. */
 static int cta_rows(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : FMHA_BM; }
 
+/* --kv-box auto: sm90 copies each K/V tile with one 5-D TMA box (host/fmha_tmaps.c: the D / 64 atom
+ * columns in one copy); the sm100 kernel and the emu flow keep the 4-D boxes. */
+static int kv_box_of(const fmha_opts *o) { return o->backend == BACKEND_SM90 && o->kv_box != 0; }
+
 /* --persistent auto: on for short rows on sm90 with the producer warpgroup, where two Q buffers fit
  * the SMEM and the ping-pong is not asked for (the persistent kernel runs without it). */
 static int persistent_of(const fmha_opts *o)
@@ -167,6 +171,11 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  cols != 64 && FMHA_F_SM90_COLS64_OK(o->d) ? " (with --kv-tile 64 they do)" : "");
         return 2;
     }
+    if (o->kv_box == 1 && !sm90) {
+        snprintf(err, len, "--kv-box=1: the one-box K/V copy is sm90's kernel's (the %s flow copies D / 64 boxes a "
+                 "tile)", backend_name(o->backend));
+        return 2;
+    }
     if (persistent_of(o) && !(sm90 && o->ws)) {
         snprintf(err, len, "--persistent=1: the persistent kernel is sm90's with the producer warpgroup (--backend sm90 "
                  "--ws 1), whose one thread walks the query tiles ahead of the consumers");
@@ -204,6 +213,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
     attn_params_for(o, &p);
     p.pipe.rows = rows_of(o); /* the Q box of the tensor map is the CTA's query tile, */
     p.pipe.cols = pipe_cols_of(o); /* the K and V boxes its key tile */
+    p.pipe.kv_box5 = kv_box_of(o);  /* in one 5-D box a tile, or D / 64 4-D ones */
     char why[400];
     if (fmha_tmaps_check(&p, o->backend == BACKEND_SM90 ? 9 : 10, why, sizeof why)) {
         snprintf(err, len, "the tensor maps of this shape break a cuTensorMapEncodeTiled rule: %s", why);
@@ -227,6 +237,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.cols = pipe_cols_of(o);
     ap.p.pipe.persistent = persistent_of(o);
     ap.p.pipe.lpt_heads = lpt_heads_of(o, &ap.p);
+    ap.p.pipe.kv_box5 = kv_box_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -246,6 +257,10 @@ static int run(const fmha_opts *o, stage_result *r)
              o->pingpong < 0 ? " (auto)" : "", ap.p.pipe.overlap, o->overlap < 0 ? " (auto)" : "", fmha_cta_rows(&ap.p),
              fmha_kv_cols(&ap.p), o->kv_tile ? "" : " (auto)",
              ap.p.pipe.persistent ? (o->persistent < 0 ? ", persistent (auto: short rows)" : ", persistent") : "");
+    if (ap.p.pipe.kv_box5) {
+        const size_t m = strlen(r->detail);
+        snprintf(r->detail + m, sizeof r->detail - m, ", K/V one 5-D box a tile%s", o->kv_box < 0 ? " (auto)" : "");
+    }
     if (ap.p.causal) {
         const size_t m = strlen(r->detail);
         snprintf(r->detail + m, sizeof r->detail - m, ", causal tiles longest first across %d heads%s", ap.p.pipe.lpt_heads,
@@ -315,6 +330,12 @@ static const char *const switch_rows[] = {
     "--d 128 --sq 200 --skv 2000 --hq 2 --hkv 2 --kv-tile 176 --pingpong 1 --overlap 0 --layout bshd --seed 60",
     "--d 128 --sq 130 --skv 900 --hq 2 --hkv 1 --kv-tile 176 --ws 0 --pingpong 0 --overlap 0 --seed 61",
     "--d 128 --b 2 --sq 2500 --skv 1900 --causal --hq 20 --hkv 4 --kv-tile 176 --persistent 1 --ring 1 --seed 62",
+    /* the 4-D K/V boxes (--kv-box 0; the rows above take auto's one box a tile): D 64, 128 with
+     * 176-key tiles, 256, causal, GQA, BSHD, the persistent kernel */
+    "--d 64 --b 2 --sq 700 --skv 1300 --causal --hq 6 --hkv 2 --kv-box 0 --seed 63",
+    "--d 128 --sq 300 --skv 1025 --hq 2 --hkv 1 --kv-tile 176 --kv-box 0 --layout bshd --seed 64",
+    "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --kv-box 0 --seed 65",
+    "--d 64 --b 2 --sq 2500 --skv 2500 --causal --hq 6 --hkv 3 --persistent 1 --kv-box 0 --seed 66",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -349,8 +370,10 @@ static const char *const d256_steps[] = {
     "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1",
 };
 /* The reference shape's own rows after the ladder: causal head by head (--lpt-heads 1, the old
- * order; D = 256's is d256_steps' last), and 176 keys a KV tile, non-causal and causal. */
-static const char *const ref_more_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176"};
+ * order; D = 256's is d256_steps' last), 176 keys a KV tile, non-causal and causal, and the 4-D
+ * K/V boxes (--kv-box 0) against auto's one box a tile. */
+static const char *const ref_more_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176",
+                                             "--kv-box 0"};
 
 static int ablation_row(int i, char *args, size_t len)
 {
@@ -421,7 +444,7 @@ const stage_def stage_F = {
     .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = -1,
-                 .overlap = -1, .persistent = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
+                 .overlap = -1, .persistent = -1, .kv_box = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
                  .warmup = 3},
     .validate = validate,
     .run = run,

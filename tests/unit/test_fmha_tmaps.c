@@ -48,7 +48,12 @@ static long tile_diff(const attn_problem *ap, fmha_tensor t, fmha_tmap_mistake m
     tmap_params m;
     fmha_tmap_params(p, t, 0x7f0000000000ull, mistake, &m);
     long diff = 0;
-    for (int a = 0; a < d / 64 && diff >= 0; a++) {
+    if (m.rank == 5) { /* one box a tile (p->pipe.kv_box5): all D / 64 atom columns in one copy */
+        const int32_t coords[5] = {0, row0, 0, h, b};
+        uint32_t tx;
+        if (tma_model_load(&m, 9, base, coords, by_tma, 0, &tx, msg, len)) diff = -1;
+    }
+    for (int a = 0; a < d / 64 && diff >= 0 && m.rank != 5; a++) {
         const int32_t coords[4] = {64 * a, row0, h, b};
         uint32_t tx;
         if (tma_model_load(&m, 9, base, coords, by_tma, (uint32_t)a * (mn ? tile.lbo : tile.katom), &tx, msg, len)) diff = -1;
@@ -115,6 +120,47 @@ Test(fmha_tmaps, kv_maps_of_64_key_tiles)
                 }
             }
             attn_problem_free(&ap);
+        }
+}
+
+/* Stage F's one box a K/V tile (p->pipe.kv_box5, sm90 --kv-box 1): a 5-D map the driver's rules
+ * accept, whose one box the TMA model lands exactly where the thread fill puts the tile (K-major K,
+ * MN-major V), at D 64/128/256, 64-, 128- and 176-key tiles, BHSD and BSHD, MQA's shared head
+ * (stride 0) and GQA, a whole tile and the tail tile. Q and O keep their maps. */
+Test(fmha_tmaps, kv_maps_of_one_box_a_tile)
+{
+    const int ds[3] = {64, 128, 256};
+    for (int di = 0; di < 3; di++)
+        for (int bn = 64; bn <= 176; bn += bn == 64 ? 64 : 48) {
+            if (bn == 176 && ds[di] != 128) continue; /* the 176-key tile is D 128's */
+            for (int bshd = 0; bshd < 2; bshd++)
+                for (int hkv = 1; hkv <= 4; hkv *= 4) {
+                    fmha_opts o = opts(ds[di], bshd, hkv);
+                    attn_problem ap;
+                    cr_assert_eq(attn_problem_make(&o, &ap), 0);
+                    ap.p.pipe.cols = bn;
+                    ap.p.pipe.kv_box5 = 1;
+                    for (int t = FMHA_TENSOR_Q; t <= FMHA_TENSOR_O; t++) {
+                        tmap_params m;
+                        char msg[256] = "";
+                        fmha_tmap_params(&ap.p, (fmha_tensor)t, 0x7f0000000000ull, FMHA_TMAP_RIGHT, &m);
+                        const int kv = t == FMHA_TENSOR_K || t == FMHA_TENSOR_V;
+                        cr_expect_eq(m.rank, kv ? 5 : 4, "%s map rank %d", fmha_tensor_name(t), m.rank);
+                        cr_expect_eq(tmap_check(&m, 9, msg, sizeof msg), 0, "%s map, D=%d bn=%d: %s", fmha_tensor_name(t),
+                                     ds[di], bn, msg);
+                        if (kv)
+                            cr_expect_eq(tma_box_bytes(&m), (unsigned)ds[di] * (unsigned)bn * 2u, "the whole tile in one box");
+                    }
+                    const int rows0[2] = {0, 300 / bn * bn}; /* a whole tile and the tail tile (Skv 300) */
+                    for (int t = FMHA_TENSOR_K; t <= FMHA_TENSOR_V; t++)
+                        for (int r = 0; r < 2; r++) {
+                            char msg[256] = "";
+                            const long diff = tile_diff(&ap, (fmha_tensor)t, FMHA_TMAP_RIGHT, 1, hkv - 1, rows0[r], msg, sizeof msg);
+                            cr_expect_eq(diff, 0, "%s tile at key %d, D=%d bn=%d %s Hkv=%d: %ld bytes differ %s",
+                                         fmha_tensor_name(t), rows0[r], ds[di], bn, bshd ? "BSHD" : "BHSD", hkv, diff, msg);
+                        }
+                    attn_problem_free(&ap);
+                }
         }
 }
 
