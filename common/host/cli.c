@@ -46,7 +46,7 @@ static const flag_t flags[] = {
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
     {"--kv-box", K_AUTO_BOOL, OFF(kv_box), OPT_PIPE, 0,
-     "auto|0|1: sm90: each K/V tile in one 5-D TMA copy instead of D / 64 4-D ones (auto: 1)"},
+     "auto|0|1: sm90: each K/V tile in one 5-D TMA copy instead of D / 64 4-D ones (auto: 0)"},
     {"--lpt-heads", K_AUTO_INT, OFF(lpt_heads), OPT_PIPE, 0,
      "auto|N: causal query tiles longest first across N heads (1: head by head; auto: the heads whose K and V fit 16 MiB)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},

@@ -85,11 +85,11 @@ Test(stage_f_emu, program_contract)
                  0, "the message names the key tile with which the overlap's registers fit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
-     * each, its causal row in the old order (head by head), both with 176-key tiles, and the 4-D
-     * K/V boxes against auto's one box a tile */
+     * each, its causal row in the old order (head by head), both with 176-key tiles, and one K/V
+     * box a tile against auto's D / 64 */
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 18"),
                  0);
-    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --kv-box 0$' | grep -qx 1"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --kv-box 1$' | grep -qx 1"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --kv-box 1 2>&1 | tail -n 1 | grep -q 'the one-box K/V copy is sm90'"),
                  0, "--kv-box 1 is refused off sm90");
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 .*--kv-tile 176' | grep -qx 2"), 0);
