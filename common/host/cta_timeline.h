@@ -2,7 +2,7 @@
  * exit in %globaltimer ns and the SM it ran on, as the kernel stamped them (DEC_TL_* in
  * attn/decode_core.h), turned into a CSV and a summary of where the launch's time went:
  *   - how long a CTA waits for its first tile (the prologue: the first copies, Q's quantisation);
- *   - how far apart the CTAs end (the tail: the last fifth of a wave runs on fewer CTAs);
+ *   - how far apart the CTAs end (the tail: from the first exit on, a launch runs on fewer CTAs);
  *   - how many CTAs are resident on average over the launch.
  * The CSV's times are microseconds from the first CTA's entry, one row a CTA in launch order. */
 #ifndef FMHA_HOST_CTA_TIMELINE_H
