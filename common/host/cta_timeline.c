@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { W_ENTRY, W_FIRST, W_EXIT, W_SM, W_WORDS }; /* DEC_TL_* (attn/decode_core.h) */
+#include "attn/decode_core.h"
+
+/* the words a CTA stamps: the kernels' layout, DEC_TL_* */
+enum { W_ENTRY = DEC_TL_ENTRY, W_FIRST = DEC_TL_FIRST_TILE, W_EXIT = DEC_TL_EXIT, W_SM = DEC_TL_SM, W_WORDS = DEC_TL_WORDS };
 
 typedef struct {
     uint64_t entry, exit;
