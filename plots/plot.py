@@ -687,11 +687,11 @@ def update_readme(readme, table, img_rel, extra_rel):
 
 def ablation_label(r):
     """'ring 2, ws 1, pp 1, ov 0' from the note 'switches: --ring 2 --ws 1 --pingpong 1 --overlap 0'."""
-    m = dict(re.findall(r"--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent|lpt-heads|kv-box) (\S+)",
+    m = dict(re.findall(r"--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent|lpt-heads|kv-box|cluster) (\S+)",
                         r.get("note") or ""))
     short = (("kv-tile", "keys"), ("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"),
              ("consumers", "groups"), ("persistent", "persistent"), ("lpt-heads", "causal order: heads"),
-             ("kv-box", "one K/V box a tile"))
+             ("kv-box", "one K/V box a tile"), ("cluster", "cluster"))
     return ", ".join("%s %s" % (s, m[k]) for k, s in short if k in m) or (r.get("note") or "?")
 
 

@@ -30,6 +30,8 @@ runs=(
   "stage_F --backend sm90 --sq 400 --skv 700 --causal --hq 2 --hkv 1 --d 64 --consumers 3"
   "stage_F --backend sm90 --sq 130 --skv 700 --hq 2 --hkv 2 --d 64 --ring 3 --kv-box 1"
   "stage_F --backend sm90 --sq 200 --skv 513 --d 256 --hq 2 --hkv 1 --causal --kv-box 1 --layout bshd"
+  "stage_F --backend sm90 --sq 500 --skv 1025 --d 128 --hq 2 --hkv 1 --cluster 2 --layout bshd"
+  "stage_F --backend sm90 --sq 700 --skv 700 --hq 2 --hkv 1 --d 64 --cluster 2 --pingpong 1 --overlap 0"
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,300 --d 128 --page 16 --splits 3"
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --skv 400 --ragged --d 64 --page 256 --splits 1"
   "stage_D --backend sm90 --b 2 --hq 8 --hkv 8 --sq 1 --seqlens 65,257 --d 256 --page 64"

@@ -52,6 +52,8 @@ typedef struct {
         unsigned tile_base;     /* this launch's tiles are counter values tile_base .. + tiles - 1 */
         int lpt_heads;          /* causal: the (batch, head) pairs of one L2 section (fmha_tile_of); 0, 1: head by head */
         int kv_box5;            /* sm90 stage F (--kv-box 1): K and V as one 5-D box a tile (host/fmha_tmaps.c) */
+        int cluster;            /* sm90 stage F (--cluster 2): neighbouring query tiles in a cluster of 2, each
+                                 * K/V box loaded once and multicast into both CTAs; 0, 1: no cluster */
     } pipe;
 } fmha_params;
 

@@ -47,6 +47,9 @@ static const flag_t flags[] = {
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
     {"--kv-box", K_AUTO_BOOL, OFF(kv_box), OPT_PIPE, 0,
      "auto|0|1: sm90: each K/V tile in one 5-D TMA copy instead of D / 64 4-D ones (auto: 0)"},
+    {"--cluster", K_AUTO_INT, OFF(cluster), OPT_PIPE, 0,
+     "auto|1|2: sm90: two CTAs of neighbouring query tiles in a cluster, each K/V box loaded once and multicast "
+     "into both (auto: 1)"},
     {"--lpt-heads", K_AUTO_INT, OFF(lpt_heads), OPT_PIPE, 0,
      "auto|N: causal query tiles longest first across N heads (1: head by head; auto: the heads whose K and V fit 16 MiB)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
@@ -312,6 +315,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         if (o->consumers) n += snprintf(buf + n, len - (size_t)n, " consumers=%d", o->consumers);
         if (o->kv_tile) n += snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
         if (o->lpt_heads) n += snprintf(buf + n, len - (size_t)n, " lpt_heads=%d", o->lpt_heads);
-        if (o->kv_box >= 0) snprintf(buf + n, len - (size_t)n, " kv_box=%d", o->kv_box);
+        if (o->kv_box >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_box=%d", o->kv_box);
+        if (o->cluster) snprintf(buf + n, len - (size_t)n, " cluster=%d", o->cluster);
     }
 }

@@ -43,7 +43,8 @@ typedef struct {
     int kv_tile;                /* stage F: keys a KV tile, 64 (sm90, D = 256), 176 (sm90, D = 128) or
                                  * 128; 0 = auto (128) */
     int persistent;             /* sm90: one CTA per SM walks the query tiles: 0/1, -1 = auto */
-    int kv_box;                 /* stage F (sm90): each K/V tile in one 5-D TMA copy: 0/1, -1 = auto (1) */
+    int kv_box;                 /* stage F (sm90): each K/V tile in one 5-D TMA copy: 0/1, -1 = auto (0) */
+    int cluster;                /* stage F (sm90): CTAs a cluster sharing each K/V tile's copies: 1 or 2, 0 = auto */
     int lpt_heads;              /* stage F, causal: (batch, head) pairs an L2 section orders longest
                                  * first (fmha_tile_of); 1 = head by head; 0 = auto (fmha_lpt_heads) */
     backend_t backend;

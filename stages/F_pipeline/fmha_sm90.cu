@@ -31,6 +31,9 @@
 //   7. the issue path kept short: every wgmma descriptor is encoded once, outside the loop, and
 //      moved to its K step by one add (smem_tile_desc_sm90_k); the producer thread waits with a
 //      suspend-time hint instead of spinning beside the consumer warps on its scheduler
+//   8. --cluster 2 (template CL = 2): the CTAs of query tiles 2k and 2k + 1 form a cluster; each
+//      producer copies half of every K/V tile's boxes, multicast into both CTAs' slot, and every
+//      consumer warp releases a slot on both CTAs' empty barriers (produce, release_pair)
 //
 // Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
 // the CTAs take the query tiles longest first, across the heads of an L2 section (cta_tile).
@@ -72,6 +75,7 @@
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
+#include "device/cluster.cuh"
 #include "device/fast_exp2.cuh"
 #include "device/mbarrier.cuh"
 #include "device/smem.cuh"
@@ -165,7 +169,12 @@ struct ring_ctx {
 // The producer warpgroup's thread (SLEEP) waits with a suspend-time hint: it has nothing else to
 // do, and a spinning waiter takes issue slots from the consumer warps on its scheduler. With
 // --ws 0 the producing consumer thread keeps the plain probe.
-template <int D, int BN, bool SLEEP>
+// CL = 2 (--cluster 2): the two CTAs of a cluster hold neighbouring query tiles of one head, so
+// they read the same K and V. Each CTA's producer announces the whole tile on its own full barrier
+// but copies only every other box (column block cb with cb % 2 == its rank), multicast into both
+// CTAs' slot: the peer's half lands on this CTA's barrier too. Its empty wait counts both CTAs'
+// consumer warps (the slot it refills is the peer's as well).
+template <int D, int BN, bool SLEEP, int CL = 1>
 __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int j, bool is_v)
 {
     const int slot = s.slot;
@@ -176,7 +185,15 @@ __device__ __forceinline__ void produce(const ring_ctx<D> &c, ring_state &s, int
     else mbar_wait_budget(empty, parity, c.wd, site, c.probes);
     mbar_arrive_expect_tx(full, fmha_tile_tx_bytes(D, BN));
     const uint32_t tile = (is_v ? c.v0 : c.k0) + (uint32_t)slot * c.slot_bytes;
-    if (c.kv_box5) tma_load_5d(tile, is_v ? &c.a->v : &c.a->k, full, 0, j * BN, 0, is_v ? c.hk_v : c.hk_k, c.b);
+    if constexpr (CL == 2) {
+        const smem_tile t = is_v ? fmha_v_tile_cols(D, BN) : fmha_k_tile_cols(D, BN);
+        const uint32_t rank = cluster_ctarank();
+#pragma unroll
+        for (int cb = 0; cb < D / FMHA_BOX_COLS; cb++)
+            if ((uint32_t)(cb & 1) == rank)
+                tma_load_4d_multicast(tile + tma_tile_box_offset(t, cb), is_v ? &c.a->v : &c.a->k, full, FMHA_BOX_COLS * cb,
+                                      j * BN, is_v ? c.hk_v : c.hk_k, c.b, (uint16_t)0x3);
+    } else if (c.kv_box5) tma_load_5d(tile, is_v ? &c.a->v : &c.a->k, full, 0, j * BN, 0, is_v ? c.hk_v : c.hk_k, c.b);
     else if (is_v) tma_load_tile<D>(tile, fmha_v_tile_cols(D, BN), &c.a->v, full, j * BN, c.hk_v, c.b);
     else tma_load_tile<D>(tile, fmha_k_tile_cols(D, BN), &c.a->k, full, j * BN, c.hk_k, c.b);
     fmha_f_ring_advance(&s, c.faults);
@@ -207,7 +224,7 @@ __device__ __forceinline__ ring_ctx<D> make_ring_ctx(const fmha_tma_args &a, con
 // --persistent 1 it walks the CTA's query tiles: tile i's Q goes to buffer i % 2 once the
 // consumers have released that buffer (their tile i - 2's O has left it), and the ring runs on
 // from one tile to the next, so the next tile's Q and first K/V land under this tile's last ones.
-template <int D, int BN, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, int NC, bool FAULTS, bool PERSIST, int CL>
 __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *smem)
 {
     wg_setmaxnreg_dec<NC == 3 ? FMHA_F_PRODUCER_REGS_3 : FMHA_F_SM90_PRODUCER_REGS_BN(BN)>();
@@ -244,8 +261,8 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
                          q_full, tl.q0, tl.h, tl.b);
         const int ntiles = fmha_kv_tiles_bn(&p, tl.q0, 64 * NC, BN);
         for (int j = 0; j < ntiles; j++) {
-            produce<D, BN, true>(c, pk, j, false);
-            produce<D, BN, true>(c, pv, j, true);
+            produce<D, BN, true, CL>(c, pk, j, false);
+            produce<D, BN, true, CL>(c, pv, j, true);
         }
         if constexpr (!PERSIST) return;
     }
@@ -265,6 +282,28 @@ __device__ __forceinline__ void release_after(uint32_t bar, float after)
 {
     __syncwarp();
     if (threadIdx.x % 32 == 0 && !(after < 0.0f)) mbar_arrive(bar);
+}
+
+// The same for a slot both CTAs of a cluster read (--cluster 2): lane 0 arrives on this CTA's
+// barrier and on the peer's, whose producer also refills this CTA's slot (the barriers count both
+// CTAs' consumer warps). Arriving on this CTA's alone would leave both producers waiting for ever.
+// The peer's rank is read where it is needed (a special register): kept live across the loop it
+// would cost the consumers a register they do not have.
+__device__ __forceinline__ void release_pair(uint32_t bar)
+{
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) {
+        mbar_arrive(bar);
+        mbar_arrive_cluster(bar, cluster_ctarank() ^ 1u);
+    }
+}
+__device__ __forceinline__ void release_pair_after(uint32_t bar, float after)
+{
+    __syncwarp();
+    if (threadIdx.x % 32 == 0 && !(after < 0.0f)) {
+        mbar_arrive(bar);
+        mbar_arrive_cluster(bar, cluster_ctarank() ^ 1u);
+    }
 }
 
 // A descriptor whose high word (the layout half: stride and swizzle, a constant) ptxas can no
@@ -416,11 +455,13 @@ __device__ __forceinline__ void turn_pass(int cwg)
 
 // FAULTS: the kernel a footgun run launches, with the --fault switches read at run time. The
 // others have no fault checks at all (about 15 instructions per KV tile and consumer warp).
-template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
+// CL = 2: the kernel of a cluster of two CTAs sharing their K/V copies (produce, release_pair).
+template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST, int CL>
 static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
     static_assert(NC == 2 || (NC == 3 && WS), "a third consumer group comes with the producer warpgroup");
     static_assert(!PERSIST || WS, "the persistent kernel's tiles are walked by the producer warpgroup");
+    static_assert(CL == 1 || (CL == 2 && WS && !PERSIST), "a cluster pairs one-tile CTAs whose producer thread multicasts");
 #if FMHA_SM90_DEVICE
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
@@ -441,15 +482,20 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
         for (int s = 0; s < a.p.pipe.ring; s++) {
             mbar_init(bar0 + 8u * (FMHA_F_BAR_K_FULL + s), 1);
             mbar_init(bar0 + 8u * (FMHA_F_BAR_V_FULL + s), 1);
-            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_EMPTY + s), fmha_f_sm90_consumer_warps(NC));
-            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_EMPTY + s), fmha_f_sm90_consumer_warps(NC));
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_K_EMPTY + s), CL * fmha_f_sm90_consumer_warps(NC)); // CL = 2: both CTAs' warps
+            mbar_init(bar0 + 8u * (FMHA_F_BAR_V_EMPTY + s), CL * fmha_f_sm90_consumer_warps(NC));
         }
         mbar_fence_init();
     }
     __syncthreads();
+    if constexpr (CL == 2) cluster_sync(); // the peer's barriers exist before anyone arrives or multicasts there
     if constexpr (WS) {
         if (wg == 0) { // the producer group: nothing of the consumers' state is live here
-            producer_group<D, BN, NC, FAULTS, PERSIST>(a, smem);
+            producer_group<D, BN, NC, FAULTS, PERSIST, CL>(a, smem);
+            if constexpr (CL == 2) { // with the consumers' final cluster_sync: no CTA exits while its
+                __syncwarp();       // peer's consumers may still arrive on its barriers
+                cluster_sync();
+            }
             return;
         }
         wg_setmaxnreg_inc<NC == 3 ? FMHA_F_CONSUMER_REGS_3 : FMHA_F_SM90_CONSUMER_REGS_BN(BN)>();
@@ -457,6 +503,15 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 
     // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
     // parameter memory, and every asm "memory" clobber would reload each field)
+    // A consumer warp's slot release (release_pair with a cluster: the peer's barrier too)
+    auto rel = [&](uint32_t bar) {
+        if constexpr (CL == 2) release_pair(bar);
+        else release(bar);
+    };
+    auto rel_after = [&](uint32_t bar, float after) {
+        if constexpr (CL == 2) release_pair_after(bar, after);
+        else release_after(bar, after);
+    };
     cta_ctx<D> c;
     c.p = a.p;
     if constexpr (!FAULTS) c.p.faults = 0u; // a constant: every fault check folds away
@@ -571,12 +626,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_s<D>(c, kslot, s);
-            if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            if (early) rel(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             if (with_pv) {
                 mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
                 __syncwarp();
                 issue_pv<D>(c, vs.slot, st, pa);
-                if (early) release(c.v_empty(vs.slot)); // FG23
+                if (early) rel(c.v_empty(vs.slot)); // FG23
                 turn_pass<PP, NC>(cwg);
                 wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             } else {
@@ -588,7 +643,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
-            if (!early && !(WS && with_pv)) release(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
+            if (!early && !(WS && with_pv)) rel(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             if constexpr (!WS) __syncwarp(); // the producing lane went its own way: converge before .sync.aligned
@@ -598,7 +653,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_fence_operand(st.o);
         };
         auto pv_release = [&]() { // and its V slot is free
-            if (!early) release(c.v_empty(vs.slot));
+            if (!early) rel(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
             if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
             if constexpr (!WS) __syncwarp();
@@ -622,7 +677,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             // (--ws 0 releases K_j in s_tile: its producing thread refills the slot right there.)
             softmax_max<D>(p, st, s, j * BN, row0, scale_log2, alpha, base);
             softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
-            if (WS && !early) release_after(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
+            if (WS && !early) rel_after(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
             pv_wait();
             rescale_o<D>(st, alpha);
             softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
@@ -634,12 +689,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (PERSIST && early) release(c.v_empty(vs.slot)); // FG23
+            if (PERSIST && early) rel(c.v_empty(vs.slot)); // FG23
             if (!final || (NC == 2 ? cwg == 0 : cwg != NC - 1)) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
             if constexpr (PERSIST) { // the ring runs on into the next tile: this V slot is free, and read
-                if (!early) release(c.v_empty(vs.slot));
+                if (!early) rel(c.v_empty(vs.slot));
                 fmha_f_ring_advance(&vs, p.faults);
             }
         }
@@ -652,14 +707,14 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             float s[BN / 2];
             turn_wait<PP, NC>(cwg);
             issue_s<D>(c, kslot, s);
-            if (early) release(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            if (early) rel(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
             if (PERSIST && j == 0) { // the previous tile's O store, while this tile's first S runs
                 settle_store();
                 __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
             }
             wgmma_wait<0>();
-            if (!early) release(c.k_empty(kslot));
+            if (!early) rel(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
@@ -672,10 +727,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (early) release(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
+            if (early) rel(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
             if (!(final && cwg == NC - 1 && j == last)) turn_pass<PP, NC>(cwg); // the last group's last pass: nobody would take it
             wgmma_wait<0>();
-            if (!early) release(c.v_empty(vs.slot));
+            if (!early) rel(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
             if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
         }
@@ -721,6 +776,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
     if constexpr (!PERSIST) break;
     } // the CTA's tiles
     settle_store(); // the last O store has read its SMEM before the CTA exits (FG22)
+    if constexpr (CL == 2) cluster_sync(); // the peer's last releases have arrived here before this CTA exits
     // Step 4: teardown: nothing to free
 #else
     (void)a;
@@ -731,7 +787,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 // SMEM and registers of one CTA fill an SM), drawing tiles from the scheduler's counter until none
 // is left. The counter is allocated once and never reset (next_tile): each launch starts where
 // the last one's draws ended, so no memset precedes a timed launch.
-template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST>
+template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST, int CL = 1>
 static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
 {
     const uint32_t smem = fmha_f_smem_layout_make_kv(D, p.pipe.ring, 64 * NC, PERSIST ? 2 : 1, BN).bytes;
@@ -759,11 +815,19 @@ static int launch_grid(const fmha_params &p, const fmha_tma_args &a)
         fmha_tma_args a2 = a;
         a2.p.pipe.tile_counter = counter;
         a2.p.pipe.tile_base = next_base;
-        const int rc = launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
+        const int rc = launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST, 1>, g, fmha_f_sm90_threads(WS, NC), smem, a2);
         if (rc == 0) next_base += (unsigned)n + g.x; // n tiles drawn, and one draw past them by every CTA
         return rc;
     }
-    return launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST>, g, fmha_f_sm90_threads(WS, NC), smem, a);
+    if constexpr (CL == 2) { // stage_f.c's rules: an even number of query tiles, so g.x pairs up
+        if (g.x % 2 != 0) {
+            fprintf(stderr, "stage F (sm90): --cluster 2 with %u query tiles (stage_f.c's rules)\n", g.x);
+            return 1;
+        }
+        return launch_kernel_cluster(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST, 2>, g, fmha_f_sm90_threads(WS, NC),
+                                     smem, a, 2u);
+    }
+    return launch_kernel(fmha_kernel<D, BN, WS, PP, OV, NC, FAULTS, PERSIST, 1>, g, fmha_f_sm90_threads(WS, NC), smem, a);
 }
 template <int D, int BN, bool WS, bool PP, bool OV, int NC>
 static int launch(const fmha_params &p, const fmha_tma_args &a)
@@ -775,6 +839,11 @@ static int launch(const fmha_params &p, const fmha_tma_args &a)
     if constexpr (WS && !PP) { // stage_f.c refuses --persistent with the ping-pong
         if (p.pipe.persistent) return (CHK || p.faults) ? launch_grid<D, BN, WS, PP, OV, NC, true, true>(p, a)
                                                         : launch_grid<D, BN, WS, PP, OV, NC, CHK, true>(p, a);
+    }
+    if constexpr (WS) { // --cluster 2 (stage_f.c: one-tile CTAs, no causal mask, an even number of query tiles)
+        if (p.pipe.cluster == 2 && !p.pipe.persistent)
+            return (CHK || p.faults) ? launch_grid<D, BN, WS, PP, OV, NC, true, false, 2>(p, a)
+                                     : launch_grid<D, BN, WS, PP, OV, NC, CHK, false, 2>(p, a);
     }
     return (CHK || p.faults) ? launch_grid<D, BN, WS, PP, OV, NC, true, false>(p, a)
                              : launch_grid<D, BN, WS, PP, OV, NC, CHK, false>(p, a);

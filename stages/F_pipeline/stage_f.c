@@ -50,8 +50,8 @@ static int consumers_of(const fmha_opts *o)
 static int cta_rows(const fmha_opts *o) { return consumers_of(o) == 3 ? 192 : FMHA_BM; }
 
 /* --kv-box 1: sm90 copies each K/V tile with one 5-D TMA box (host/fmha_tmaps.c: the D / 64 atom
- * columns in one copy); auto keeps the D / 64 4-D boxes until the switch has run on the H200 (a
- * build before it measured 0.2-0.6%: notes/stage-f-perf.md). The sm100 kernel and the emu flow
+ * columns in one copy); auto keeps the D / 64 4-D boxes: on the H200 the one box was -0.2% at
+ * D 128 and +0.3-0.4% at D 64 and 256 (notes/stage-f-perf.md). The sm100 kernel and the emu flow
  * copy 4-D boxes only. */
 static int kv_box_of(const fmha_opts *o) { return o->backend == BACKEND_SM90 && o->kv_box == 1; }
 
@@ -60,9 +60,25 @@ static int kv_box_of(const fmha_opts *o) { return o->backend == BACKEND_SM90 && 
 static int persistent_of(const fmha_opts *o)
 {
     if (o->persistent >= 0) return o->persistent > 0;
-    if (o->backend != BACKEND_SM90 || !o->ws || o->pingpong == 1 || !short_rows(o)) return 0;
+    if (o->backend != BACKEND_SM90 || !o->ws || o->pingpong == 1 || o->cluster == 2 || !short_rows(o)) return 0;
     return fmha_f_smem_layout_make_kv(o->d, ring_of(o), cta_rows(o), 2, cols_of(o)).bytes <= SMEM_OPTIN_MAX_BYTES;
 }
+
+/* The query tiles of one (batch, head): the grid's x, which --cluster 2 pairs. */
+static int q_tiles(const fmha_opts *o) { return (o->sq + cta_rows(o) - 1) / cta_rows(o); }
+
+/* --cluster 2: neighbouring query tiles of one head (grid x 2k, 2k + 1) in a cluster of two CTAs;
+ * each K/V box is read from L2 once and multicast into both CTAs' ring slot, so L2 serves 41% fewer
+ * sectors (ncu at Llama S 8k). The kernel needs one-tile CTAs with the producer warpgroup, the same
+ * KV tiles in both CTAs (no causal mask), an even number of query tiles and the 4-D boxes. Auto
+ * leaves it off: on the H200 (notes/stage-f-perf.md) it was 0.1-1.3% faster at the power cap's
+ * steady state at D 128 and 0.9% at D 256, but 1-3% slower over make bench's 20 samples of a cool
+ * GPU, where the pair waiting for each other's releases costs more than the L2 traffic it saves. */
+static int cluster_applies(const fmha_opts *o)
+{
+    return o->backend == BACKEND_SM90 && o->ws && !persistent_of(o) && !o->causal && !kv_box_of(o) && q_tiles(o) % 2 == 0;
+}
+static int cluster_of(const fmha_opts *o) { return o->cluster ? o->cluster : 1; }
 
 /* --overlap auto and --pingpong auto: what ran fastest on the H200 at every head dim measured
  * (notes/stage-f.md, notes/stage-f-perf.md): on sm90 with a producer warpgroup, the overlap
@@ -178,6 +194,30 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "tile)", backend_name(o->backend));
         return 2;
     }
+    if (o->cluster < 0 || o->cluster > 2) {
+        snprintf(err, len, "--cluster=%d: 1 or 2 CTAs a cluster (auto: 1)", o->cluster);
+        return 2;
+    }
+    if (o->cluster == 2 && !cluster_applies(o)) {
+        if (!sm90)
+            snprintf(err, len, "--cluster=2: the multicast K/V copy is sm90's kernel's (the %s flow loads each CTA's "
+                     "tiles on its own)", backend_name(o->backend));
+        else if (!o->ws)
+            snprintf(err, len, "--cluster=2 --ws=0: the cluster's copies are issued by the producer warpgroup's thread "
+                     "(--ws 1)");
+        else if (persistent_of(o))
+            snprintf(err, len, "--cluster=2 --persistent=1: the persistent kernel's CTAs draw their query tiles one by "
+                     "one, so two CTAs of a cluster would not hold neighbouring tiles (--persistent 0)");
+        else if (o->causal)
+            snprintf(err, len, "--cluster=2 --causal=1: neighbouring query tiles of a causal mask visit different "
+                     "numbers of KV tiles, and both CTAs of a cluster load the same ones");
+        else if (kv_box_of(o))
+            snprintf(err, len, "--cluster=2 --kv-box=1: the multicast copies the D / 64 4-D boxes (--kv-box 0)");
+        else
+            snprintf(err, len, "--cluster=2: a cluster pairs neighbouring query tiles, and --sq=%d makes %d tiles of %d "
+                     "rows, an odd number", o->sq, q_tiles(o), cta_rows(o));
+        return 2;
+    }
     if (persistent_of(o) && !(sm90 && o->ws)) {
         snprintf(err, len, "--persistent=1: the persistent kernel is sm90's with the producer warpgroup (--backend sm90 "
                  "--ws 1), whose one thread walks the query tiles ahead of the consumers");
@@ -240,6 +280,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.persistent = persistent_of(o);
     ap.p.pipe.lpt_heads = lpt_heads_of(o, &ap.p);
     ap.p.pipe.kv_box5 = kv_box_of(o);
+    ap.p.pipe.cluster = cluster_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -262,6 +303,10 @@ static int run(const fmha_opts *o, stage_result *r)
     if (ap.p.pipe.kv_box5) {
         const size_t m = strlen(r->detail);
         snprintf(r->detail + m, sizeof r->detail - m, ", K/V one 5-D box a tile%s", o->kv_box < 0 ? " (auto)" : "");
+    }
+    if (ap.p.pipe.cluster == 2) {
+        const size_t m = strlen(r->detail);
+        snprintf(r->detail + m, sizeof r->detail - m, ", K/V multicast in clusters of 2%s", o->cluster ? "" : " (auto)");
     }
     if (ap.p.causal) {
         const size_t m = strlen(r->detail);
@@ -340,6 +385,18 @@ static const char *const switch_rows[] = {
     "--d 256 --sq 200 --skv 513 --causal --hq 2 --hkv 1 --kv-box 1 --seed 65",
     "--d 64 --b 2 --sq 2500 --skv 2500 --causal --hq 6 --hkv 3 --persistent 1 --kv-box 1 --seed 66",
     "--d 128 --sq 257 --skv 900 --hq 4 --hkv 4 --ws 0 --pingpong 0 --overlap 0 --kv-box 1 --seed 67",
+    /* two CTAs a cluster sharing their K/V copies (--cluster 2): every head dim and key tile,
+     * ping-pong and overlap, ring 1 and 3, tails in Sq and Skv, GQA and MQA, short rows (the
+     * persistent kernel's auto yields to it) and a long MQA row */
+    "--d 64 --b 2 --sq 700 --skv 1300 --hq 6 --hkv 2 --cluster 2 --seed 71",
+    "--d 128 --sq 500 --skv 1025 --hq 2 --hkv 1 --cluster 2 --layout bshd --seed 72",
+    "--d 128 --b 2 --sq 1000 --skv 900 --hq 4 --hkv 4 --pingpong 1 --overlap 0 --cluster 2 --seed 73",
+    "--d 128 --sq 700 --skv 2000 --hq 4 --hkv 2 --kv-tile 176 --cluster 2 --seed 74",
+    "--d 128 --sq 500 --skv 1300 --hq 2 --hkv 2 --ring 1 --cluster 2 --seed 75",
+    "--d 128 --sq 500 --skv 1300 --hq 2 --hkv 2 --ring 3 --cluster 2 --seed 76",
+    "--d 256 --sq 500 --skv 513 --hq 2 --hkv 1 --cluster 2 --seed 77",
+    "--d 256 --sq 700 --skv 700 --hq 2 --hkv 1 --kv-tile 64 --cluster 2 --seed 78",
+    "--d 128 --sq 2048 --skv 4096 --hq 8 --hkv 1 --cluster 2 --seed 79",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -374,10 +431,10 @@ static const char *const d256_steps[] = {
     "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1",
 };
 /* The reference shape's own rows after the ladder: causal head by head (--lpt-heads 1, the old
- * order; D = 256's is d256_steps' last), 176 keys a KV tile, non-causal and causal, and one K/V
- * box a tile (--kv-box 1) against auto's D / 64. */
+ * order; D = 256's is d256_steps' last), 176 keys a KV tile, non-causal and causal, one K/V box a
+ * tile (--kv-box 1) against auto's D / 64, and K/V multicast in clusters of two (--cluster 2). */
 static const char *const ref_more_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176",
-                                             "--kv-box 1"};
+                                             "--kv-box 1", "--cluster 2"};
 
 static int ablation_row(int i, char *args, size_t len)
 {

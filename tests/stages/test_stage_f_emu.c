@@ -87,11 +87,30 @@ Test(stage_f_emu, program_contract)
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
      * each, its causal row in the old order (head by head), both with 176-key tiles, and one K/V
      * box a tile against auto's D / 64 */
-    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 18"),
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 19"),
                  0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --cluster 2$' | grep -qx 1"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --kv-box 1$' | grep -qx 1"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --kv-box 1 2>&1 | tail -n 1 | grep -q 'the one-box K/V copy is sm90'"),
                  0, "--kv-box 1 is refused off sm90");
+    /* --cluster 2: each rule it needs, named before any launch (exit 2) */
+    static const char *const cluster_refusals[][2] = {
+        {"--backend emu --cluster 2", "the multicast K/V copy is sm90"},
+        {"--backend sm90 --cluster 2 --ws 0", "(--ws 1)"},
+        {"--backend sm90 --cluster 2 --persistent 1", "draw their query tiles one by one"},
+        {"--backend sm90 --d 128 --sq 512 --skv 4096 --cluster 2 --causal", "different numbers of KV tiles"},
+        {"--backend sm90 --d 128 --sq 512 --skv 4096 --cluster 2 --kv-box 1", "(--kv-box 0)"},
+        {"--backend sm90 --d 128 --sq 300 --skv 4096 --cluster 2", "makes 3 tiles of 128 rows, an odd number"},
+        {"--backend sm90 --cluster 3", "1 or 2 CTAs a cluster"},
+    };
+    for (size_t k = 0; k < sizeof cluster_refusals / sizeof cluster_refusals[0]; k++) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "%s > build/cluster_refusal_%zu.txt 2>&1; test $? -eq 2 && tail -n 1 "
+                                  "build/cluster_refusal_%zu.txt | grep -qF -- '%s'",
+                 cluster_refusals[k][0], k, k, cluster_refusals[k][1]);
+        cr_expect_eq(program_exit_code("stage_F", cmd), 0, "stage_F %s: exit 2 naming '%s'", cluster_refusals[k][0],
+                     cluster_refusals[k][1]);
+    }
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 .*--kv-tile 176' | grep -qx 2"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -- '--causal' | grep -c -- '--lpt-heads 1' | grep -qx 2"),
                  0, "the causal order head by head: at the reference shape and at D = 256");
