@@ -33,7 +33,7 @@
 //      suspend-time hint instead of spinning beside the consumer warps on its scheduler
 //   8. --cluster 2 (template CL = 2): the CTAs of query tiles 2k and 2k + 1 form a cluster; each
 //      producer copies half of every K/V tile's boxes, multicast into both CTAs' slot, and every
-//      consumer warp releases a slot on both CTAs' empty barriers (produce, release_pair)
+//      consumer warp releases a slot on both CTAs' empty barriers (produce, release)
 //
 // Math: as in stage C (FlashAttention-2, log2 domain, m_i, l_i, alpha, O / l_i, LSE). With causal
 // the CTAs take the query tiles longest first, across the heads of an L2 section (cta_tile).
@@ -269,41 +269,31 @@ __device__ __forceinline__ void producer_group(const fmha_tma_args &a, uint8_t *
 }
 
 // A consumer warp's release of a slot: lane 0 arrives for the warp (the barrier counts 4 x NC warps).
+// CL = 2 (--cluster 2): also on the peer CTA's barrier, whose producer refills this CTA's slot too
+// (the barriers count both CTAs' warps; arriving on this CTA's alone, both producers would wait for
+// ever). The peer's rank is read where it is needed: kept live across the loop it would cost the
+// consumers a register they do not have.
+template <int CL>
+__device__ __forceinline__ void arrive_slot(uint32_t bar)
+{
+    mbar_arrive(bar);
+    if constexpr (CL == 2) mbar_arrive_cluster(bar, cluster_ctarank() ^ 1u);
+}
+template <int CL = 1>
 __device__ __forceinline__ void release(uint32_t bar)
 {
     __syncwarp();
-    if (threadIdx.x % 32 == 0) mbar_arrive(bar);
+    if (threadIdx.x % 32 == 0) arrive_slot<CL>(bar);
 }
 // The same, made to wait for a value: `after` (a row sum of exponentials, never negative) decides
 // nothing, since !(after < 0) is always true, but the arrive now depends on it, so the compiler
 // computes those exponentials before the arrive, and the P V wait that follows the arrive stays
 // behind them even where register pressure would sink them below it.
+template <int CL = 1>
 __device__ __forceinline__ void release_after(uint32_t bar, float after)
 {
     __syncwarp();
-    if (threadIdx.x % 32 == 0 && !(after < 0.0f)) mbar_arrive(bar);
-}
-
-// The same for a slot both CTAs of a cluster read (--cluster 2): lane 0 arrives on this CTA's
-// barrier and on the peer's, whose producer also refills this CTA's slot (the barriers count both
-// CTAs' consumer warps). Arriving on this CTA's alone would leave both producers waiting for ever.
-// The peer's rank is read where it is needed (a special register): kept live across the loop it
-// would cost the consumers a register they do not have.
-__device__ __forceinline__ void release_pair(uint32_t bar)
-{
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) {
-        mbar_arrive(bar);
-        mbar_arrive_cluster(bar, cluster_ctarank() ^ 1u);
-    }
-}
-__device__ __forceinline__ void release_pair_after(uint32_t bar, float after)
-{
-    __syncwarp();
-    if (threadIdx.x % 32 == 0 && !(after < 0.0f)) {
-        mbar_arrive(bar);
-        mbar_arrive_cluster(bar, cluster_ctarank() ^ 1u);
-    }
+    if (threadIdx.x % 32 == 0 && !(after < 0.0f)) arrive_slot<CL>(bar);
 }
 
 // A descriptor whose high word (the layout half: stride and swizzle, a constant) ptxas can no
@@ -455,7 +445,7 @@ __device__ __forceinline__ void turn_pass(int cwg)
 
 // FAULTS: the kernel a footgun run launches, with the --fault switches read at run time. The
 // others have no fault checks at all (about 15 instructions per KV tile and consumer warp).
-// CL = 2: the kernel of a cluster of two CTAs sharing their K/V copies (produce, release_pair).
+// CL = 2: the kernel of a cluster of two CTAs sharing their K/V copies (produce, release).
 template <int D, int BN, bool WS, bool PP, bool OV, int NC, bool FAULTS, bool PERSIST, int CL>
 static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kernel(const __grid_constant__ fmha_tma_args a)
 {
@@ -503,15 +493,6 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
 
     // The consumers' copy of the parameters in registers (stage E: the maps' addresses keep `a` in
     // parameter memory, and every asm "memory" clobber would reload each field)
-    // A consumer warp's slot release (release_pair with a cluster: the peer's barrier too)
-    auto rel = [&](uint32_t bar) {
-        if constexpr (CL == 2) release_pair(bar);
-        else release(bar);
-    };
-    auto rel_after = [&](uint32_t bar, float after) {
-        if constexpr (CL == 2) release_pair_after(bar, after);
-        else release_after(bar, after);
-    };
     cta_ctx<D> c;
     c.p = a.p;
     if constexpr (!FAULTS) c.p.faults = 0u; // a constant: every fault check folds away
@@ -626,12 +607,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_s<D>(c, kslot, s);
-            if (early) rel(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            if (early) release<CL>(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             if (with_pv) {
                 mbar_wait_budget(c.v_full(vs.slot), ring_full_parity(&vs), p.wd, SITE_V_FULL, c.probes);
                 __syncwarp();
                 issue_pv<D>(c, vs.slot, st, pa);
-                if (early) rel(c.v_empty(vs.slot)); // FG23
+                if (early) release<CL>(c.v_empty(vs.slot)); // FG23
                 turn_pass<PP, NC>(cwg);
                 wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             } else {
@@ -643,7 +624,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
                 wgmma_wait<0>();
             }
             wgmma_fence_operand(s);
-            if (!early && !(WS && with_pv)) rel(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
+            if (!early && !(WS && with_pv)) release<CL>(c.k_empty(kslot)); // WS: in the loop, after the first exponentials
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             if constexpr (!WS) __syncwarp(); // the producing lane went its own way: converge before .sync.aligned
@@ -653,7 +634,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             wgmma_fence_operand(st.o);
         };
         auto pv_release = [&]() { // and its V slot is free
-            if (!early) rel(c.v_empty(vs.slot));
+            if (!early) release<CL>(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
             if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
             if constexpr (!WS) __syncwarp();
@@ -677,7 +658,7 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             // (--ws 0 releases K_j in s_tile: its producing thread refills the slot right there.)
             softmax_max<D>(p, st, s, j * BN, row0, scale_log2, alpha, base);
             softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
-            if (WS && !early) rel_after(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
+            if (WS && !early) release_after<CL>(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
             pv_wait();
             rescale_o<D>(st, alpha);
             softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
@@ -689,12 +670,12 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (PERSIST && early) rel(c.v_empty(vs.slot)); // FG23
+            if (PERSIST && early) release<CL>(c.v_empty(vs.slot)); // FG23
             if (!final || (NC == 2 ? cwg == 0 : cwg != NC - 1)) turn_pass<PP, NC>(cwg); // the last group's last window passes nothing: nobody would take it
             wgmma_wait<0>();
             wgmma_fence_operand(st.o);
             if constexpr (PERSIST) { // the ring runs on into the next tile: this V slot is free, and read
-                if (!early) rel(c.v_empty(vs.slot));
+                if (!early) release<CL>(c.v_empty(vs.slot));
                 fmha_f_ring_advance(&vs, p.faults);
             }
         }
@@ -707,14 +688,14 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             float s[BN / 2];
             turn_wait<PP, NC>(cwg);
             issue_s<D>(c, kslot, s);
-            if (early) rel(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
+            if (early) release<CL>(c.k_empty(kslot)); // FG23: K's slot released while S_j still reads it
             turn_pass<PP, NC>(cwg);
             if (PERSIST && j == 0) { // the previous tile's O store, while this tile's first S runs
                 settle_store();
                 __syncwarp(); // lane 0 went its own way: converge before .sync.aligned
             }
             wgmma_wait<0>();
-            if (!early) rel(c.k_empty(kslot));
+            if (!early) release<CL>(c.k_empty(kslot));
             fmha_f_ring_advance(&ks, p.faults);
             if (!WS && producer && next_k < c.ntiles) produce<D, BN, false>(rc, pk, next_k++, false); // ws 0: refill behind
             // Step 2c: mask and scale, row max, m_new, alpha, P, row sum
@@ -727,10 +708,10 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             __syncwarp();
             turn_wait<PP, NC>(cwg);
             issue_pv<D>(c, vs.slot, st, pa);
-            if (early) rel(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
+            if (early) release<CL>(c.v_empty(vs.slot)); // FG23: V's slot released while P V still reads it
             if (!(final && cwg == NC - 1 && j == last)) turn_pass<PP, NC>(cwg); // the last group's last pass: nobody would take it
             wgmma_wait<0>();
-            if (!early) rel(c.v_empty(vs.slot));
+            if (!early) release<CL>(c.v_empty(vs.slot));
             fmha_f_ring_advance(&vs, p.faults);
             if (!WS && producer && next_v < c.ntiles) produce<D, BN, false>(rc, pv, next_v++, true);
         }
