@@ -306,7 +306,7 @@ static int run(const fmha_opts *o, stage_result *r)
     }
     if (ap.p.pipe.cluster == 2) {
         const size_t m = strlen(r->detail);
-        snprintf(r->detail + m, sizeof r->detail - m, ", K/V multicast in clusters of 2%s", o->cluster ? "" : " (auto)");
+        snprintf(r->detail + m, sizeof r->detail - m, ", K/V multicast in clusters of 2");
     }
     if (ap.p.causal) {
         const size_t m = strlen(r->detail);
