@@ -85,8 +85,8 @@ Test(stage_f_emu, program_contract)
                  0, "the message names the key tile with which the overlap's registers fit");
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
-     * each, its causal row in the old order (head by head), both with 176-key tiles, and one K/V
-     * box a tile against auto's D / 64 */
+     * each, its causal row in the old order (head by head), both with 176-key tiles, one K/V box
+     * a tile against auto's D / 64, and K/V multicast in clusters of two */
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 19"),
                  0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --cluster 2$' | grep -qx 1"), 0);
