@@ -687,11 +687,12 @@ def update_readme(readme, table, img_rel, extra_rel):
 
 def ablation_label(r):
     """'ring 2, ws 1, pp 1, ov 0' from the note 'switches: --ring 2 --ws 1 --pingpong 1 --overlap 0'."""
-    m = dict(re.findall(r"--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent|lpt-heads|kv-box|cluster) (\S+)",
+    m = dict(re.findall(r"--(kv-tile|ring|ws|pingpong|overlap|consumers|persistent|lpt-heads|kv-box|cluster|rescale-th) (\S+)",
                         r.get("note") or ""))
     short = (("kv-tile", "keys"), ("ring", "ring"), ("ws", "ws"), ("pingpong", "pp"), ("overlap", "ov"),
              ("consumers", "groups"), ("persistent", "persistent"), ("lpt-heads", "causal order: heads"),
-             ("kv-box", "one K/V box a tile"), ("cluster", "cluster"))
+             ("kv-box", "one K/V box a tile"), ("cluster", "cluster"),
+             ("rescale-th", "max lag"))
     return ", ".join("%s %s" % (s, m[k]) for k, s in short if k in m) or (r.get("note") or "?")
 
 
@@ -893,6 +894,7 @@ def selftest():
         check(ablation_label({"note": "switches: --kv-tile 64 --pingpong 0 --overlap 1"}) == "keys 64, pp 0, ov 1",
               "ablation label of a D = 256 key-tile row")
         check(ablation_label({"note": "switches: --kv-box 0"}) == "one K/V box a tile 0", "the --kv-box row's label")
+        check(ablation_label({"note": "switches: --rescale-th 0"}) == "max lag 0", "the --rescale-th row's label")
         check(ablation_label({"note": "switches: --lpt-heads 1"}) == "causal order: heads 1",
               "ablation label of the causal order's row")
         check(ablation_variant({"note": "switches: --prefetch 2"}) == "--prefetch 2", "a decode row's L2 prefetch")

@@ -54,6 +54,8 @@ typedef struct {
         int kv_box5;            /* sm90 stage F (--kv-box 1): K and V as one 5-D box a tile (host/fmha_tmaps.c) */
         int cluster;            /* sm90 stage F (--cluster 2): neighbouring query tiles in a cluster of 2, each
                                  * K/V box loaded once and multicast into both CTAs; 0, 1: no cluster */
+        float rescale_th;       /* sm90 stage F (--rescale-th N): a row's max moves only when a tile's exceeds it by
+                                 * more than N (log2 units), so O's rescale is skipped on most tiles; 0: whenever it grows */
     } pipe;
 } fmha_params;
 

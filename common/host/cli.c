@@ -50,6 +50,9 @@ static const flag_t flags[] = {
     {"--cluster", K_AUTO_INT, OFF(cluster), OPT_PIPE, 0,
      "auto|1|2: sm90: two CTAs of neighbouring query tiles in a cluster, each K/V box loaded once and multicast "
      "into both (auto: 1)"},
+    {"--rescale-th", K_AUTO_LEVEL, OFF(rescale_th), OPT_PIPE, 0,
+     "auto|N: sm90 and emu: a row's max moves (and O is rescaled) only when a tile's exceeds it by more than N in log2 units, "
+     "0..8 (0: whenever it grows; auto: 1, 0 at D = 128)"},
     {"--lpt-heads", K_AUTO_INT, OFF(lpt_heads), OPT_PIPE, 0,
      "auto|N: causal query tiles longest first across N heads (1: head by head; auto: the heads whose K and V fit 16 MiB)"},
     {"--layout", K_LAYOUT, OFF(layout_bshd), OPT_LAYOUT, 0, "bhsd|bshd: tensor layout (by strides)"},
@@ -316,6 +319,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
         if (o->kv_tile) n += snprintf(buf + n, len - (size_t)n, " kv_tile=%d", o->kv_tile);
         if (o->lpt_heads) n += snprintf(buf + n, len - (size_t)n, " lpt_heads=%d", o->lpt_heads);
         if (o->kv_box >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_box=%d", o->kv_box);
-        if (o->cluster) snprintf(buf + n, len - (size_t)n, " cluster=%d", o->cluster);
+        if (o->cluster) n += snprintf(buf + n, len - (size_t)n, " cluster=%d", o->cluster);
+        if (o->rescale_th >= 0) snprintf(buf + n, len - (size_t)n, " rescale_th=%d", o->rescale_th);
     }
 }

@@ -588,7 +588,9 @@ static int softmax_tile(cta_sim *cs, softmax_state *st)
             if (!whole && !fmha_visible(p, row, kv0 + n)) sv[n] = -INFINITY;
             mx = fmaxf(mx, sv[n]);
         }
-        const float m_new = fmaxf(st->m[t], mx * scale_log2);
+        /* --rescale-th N: the max moves only when the tile's exceeds it by more than N (fmha_sm90.cu) */
+        const float m_tile = mx * scale_log2;
+        const float m_new = m_tile > st->m[t] + p->pipe.rescale_th ? m_tile : st->m[t];
         const float base = fmha_exp_base(m_new, p->faults);
         const float alpha = exp2f(st->m[t] - base);
         float rowsum = 0;

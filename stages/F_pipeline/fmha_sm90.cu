@@ -345,7 +345,11 @@ __device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state
     for (int hi = 0; hi < 2; hi++) {
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
-        const float m_new = fmaxf(st.m_i[hi], mx[hi] * scale_log2);
+        // --rescale-th N: the row keeps its max until a tile's exceeds it by more than N (log2
+        // units), so P stays below 2^N and alpha is exactly 1 on most tiles (rescale_o); N = 0 is
+        // the running max of FlashAttention-2 (-inf + N is -inf: a row's first visible key moves it)
+        const float m_tile = mx[hi] * scale_log2;
+        const float m_new = m_tile > st.m_i[hi] + p.pipe.rescale_th ? m_tile : st.m_i[hi];
         base[hi] = fmha_exp_base(m_new, p.faults);
         alpha[hi] = fast_exp2(st.m_i[hi] - base[hi]);
         st.m_i[hi] = m_new;
@@ -378,9 +382,18 @@ __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_stat
     softmax_exp<0, N>(s, base, scale_log2, st.l_i);
 }
 
-template <int D>
+// Step 2d: O *= alpha. VOTE: skipped by the whole warp when no row of it moved its max (alpha
+// exactly 1: fast_exp2(0)); a warp-uniform branch, so the D / 2 FMULs leave the issue slots, not
+// just the math. The branch also ends a basic block, and ptxas schedules within one: the overlap
+// at D = 128 keeps its FMULs unconditional, in one block with the second half of the exponentials,
+// where they fill the MUFU.EX2s' issue gaps; branching there cost 3-5% at S 8k on the H100 for
+// 11% fewer instructions (notes/stage-f-perf.md), while at D = 64 the vote after the exponentials
+// gained 2-3%, and D = 256's loop (no overlap) 2-4%.
+template <int D, bool VOTE = true>
 __device__ __forceinline__ void rescale_o(consumer_state<D> &st, const float (&alpha)[2])
 {
+    if constexpr (VOTE)
+        if (!__any_sync(0xFFFFFFFFu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 #pragma unroll
     for (int i = 0; i < D / 2; i++) st.o[i] *= alpha[(i >> 1) & 1];
 }
@@ -660,8 +673,13 @@ static __global__ void __launch_bounds__(128 * (NC + (WS ? 1 : 0)), 1) fmha_kern
             softmax_exp<0, FMHA_F_EXP_BEFORE_PV>(s, base, scale_log2, st.l_i);
             if (WS && !early) release_after<CL>(c.k_empty(kslot), st.l_i[0] + st.l_i[1]);
             pv_wait();
-            rescale_o<D>(st, alpha);
-            softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
+            if constexpr (D <= 64) { // the exponentials, then O's rescale where a row of the warp moved its max
+                softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
+                rescale_o<D, true>(st, alpha);
+            } else { // O's D / 2 FMULs in the exponentials' block, on every tile (rescale_o's comment)
+                rescale_o<D, false>(st, alpha);
+                softmax_exp<FMHA_F_EXP_BEFORE_PV, BN / 2>(s, base, scale_log2, st.l_i);
+            }
             pv_release();
             pack_p(s, pa);
         }

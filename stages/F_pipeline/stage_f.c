@@ -80,6 +80,23 @@ static int cluster_applies(const fmha_opts *o)
 }
 static int cluster_of(const fmha_opts *o) { return o->cluster ? o->cluster : 1; }
 
+/* --rescale-th N (sm90, emu): a row keeps its running max m until a tile's max exceeds it by more
+ * than N (log2 units), FlashAttention-4's conditional rescale. The result is the same function: P
+ * and l are taken against the m kept, and O / l cancels it; P stays below 2^N, l below 2^N x Skv.
+ * Once a row's max has settled, alpha is exactly 1 on every tile, and a warp none of whose rows
+ * moved skips O's D / 2 FMULs a thread (rescale_o). N = 0 moves the max whenever it grows
+ * (FlashAttention-2's rule). Auto: 1 at D = 64 and 256, where it measured 1-2% faster on the H100
+ * with the error of N = 0; 0 at D = 128, whose overlap rescales O on every tile anyway
+ * (notes/stage-f-perf.md). Larger N measured a little faster still, but its error on sm90 grew
+ * 1.3-2x: the tile's largest P is no longer exactly 1 when bf16 rounds it. */
+#define FMHA_F_RESCALE_TH_MAX 8
+static int rescale_th_of(const fmha_opts *o)
+{
+    if (o->backend == BACKEND_SM100) return 0;
+    if (o->rescale_th >= 0) return o->rescale_th;
+    return o->d == 128 ? 0 : 1;
+}
+
 /* --overlap auto and --pingpong auto: what ran fastest on the H200 at every head dim measured
  * (notes/stage-f.md, notes/stage-f-perf.md): on sm90 with a producer warpgroup, the overlap
  * wherever its registers fit (D <= 128 with 128-key tiles), and the ping-pong of two consumer
@@ -194,6 +211,16 @@ static int validate_pipe(const fmha_opts *o, char *err, size_t len)
                  "tile)", backend_name(o->backend));
         return 2;
     }
+    if (o->rescale_th > FMHA_F_RESCALE_TH_MAX) {
+        snprintf(err, len, "--rescale-th=%d: a row's max may lag by at most %d (log2 units: P below 2^%d)", o->rescale_th,
+                 FMHA_F_RESCALE_TH_MAX, FMHA_F_RESCALE_TH_MAX);
+        return 2;
+    }
+    if (o->rescale_th > 0 && o->backend == BACKEND_SM100) {
+        snprintf(err, len, "--rescale-th=%d: the lagging row max is sm90's and emu's (the %s flow rescales O whenever "
+                 "the max grows: --rescale-th 0)", o->rescale_th, backend_name(o->backend));
+        return 2;
+    }
     if (o->cluster < 0 || o->cluster > 2) {
         snprintf(err, len, "--cluster=%d: 1 or 2 CTAs a cluster (auto: 1)", o->cluster);
         return 2;
@@ -281,6 +308,7 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.lpt_heads = lpt_heads_of(o, &ap.p);
     ap.p.pipe.kv_box5 = kv_box_of(o);
     ap.p.pipe.cluster = cluster_of(o);
+    ap.p.pipe.rescale_th = (float)rescale_th_of(o);
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
@@ -303,6 +331,11 @@ static int run(const fmha_opts *o, stage_result *r)
     if (ap.p.pipe.kv_box5) {
         const size_t m = strlen(r->detail);
         snprintf(r->detail + m, sizeof r->detail - m, ", K/V one 5-D box a tile%s", o->kv_box < 0 ? " (auto)" : "");
+    }
+    if (ap.p.pipe.rescale_th > 0.0f) {
+        const size_t m = strlen(r->detail);
+        snprintf(r->detail + m, sizeof r->detail - m, ", the row max moves past %d%s", (int)ap.p.pipe.rescale_th,
+                 o->rescale_th < 0 ? " (auto)" : "");
     }
     if (ap.p.pipe.cluster == 2) {
         const size_t m = strlen(r->detail);
@@ -397,6 +430,19 @@ static const char *const switch_rows[] = {
     "--d 256 --sq 500 --skv 513 --hq 2 --hkv 1 --cluster 2 --seed 77",
     "--d 256 --sq 700 --skv 700 --hq 2 --hkv 1 --kv-tile 64 --cluster 2 --seed 78",
     "--d 128 --sq 2048 --skv 4096 --hq 8 --hkv 1 --cluster 2 --seed 79",
+    /* the row max's lag (--rescale-th; the rows above take auto's): 0, FlashAttention-2's running
+     * max, on the overlap, the ping-pong (D 256) and stage E's flow; 1, where the max moves on
+     * many tiles and lags on the others, on the overlap, three consumer groups, the persistent
+     * kernel and the cluster; 8, the most it may lag, with integer inputs (scores of tens: P up
+     * to 2^8) */
+    "--d 128 --sq 500 --skv 1300 --causal --hq 4 --hkv 2 --rescale-th 0 --seed 81",
+    "--d 256 --sq 200 --skv 1025 --causal --hq 2 --hkv 1 --rescale-th 0 --seed 82",
+    "--d 128 --sq 257 --skv 900 --hq 4 --hkv 4 --ws 0 --pingpong 0 --overlap 0 --rescale-th 0 --seed 83",
+    "--d 128 --sq 300 --skv 2000 --hq 2 --hkv 1 --rescale-th 1 --layout bshd --seed 84",
+    "--d 64 --b 2 --sq 700 --skv 2000 --hq 6 --hkv 2 --consumers 3 --rescale-th 1 --seed 85",
+    "--d 128 --b 2 --sq 2500 --skv 1900 --causal --hq 20 --hkv 4 --persistent 1 --rescale-th 1 --seed 86",
+    "--d 128 --sq 500 --skv 1300 --hq 2 --hkv 2 --cluster 2 --rescale-th 1 --seed 87",
+    "--d 128 --sq 300 --skv 1500 --causal --hq 2 --hkv 1 --init int --rescale-th 8 --seed 88",
 };
 static const char *const emu_rows[] = {
     "--d 64 --sq 130 --skv 300 --causal --hq 2 --hkv 1 --ring 1 --seed 1",
@@ -425,16 +471,18 @@ static const char *const short_steps[] = {
 };
 /* D = 256's key tile (causal S 4k, where stage F trailed FA4 most): 128 keys with one slot pair
  * (the ping-pong, no overlap: the default), then 64 keys with two slot pairs: the ping-pong alone,
- * the overlap alone, both (the 64-key kernel's fastest). */
+ * the overlap alone, both (the 64-key kernel's fastest); then head by head, and O rescaled
+ * whenever a row's max grows (--rescale-th 0) against auto's lag of 1. */
 static const char *const d256_steps[] = {
     "--kv-tile 128", "--kv-tile 64 --pingpong 1 --overlap 0", "--kv-tile 64 --pingpong 0 --overlap 1",
-    "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1",
+    "--kv-tile 64 --pingpong 1 --overlap 1", "--kv-tile 128 --lpt-heads 1", "--kv-tile 128 --rescale-th 0",
 };
 /* The reference shape's own rows after the ladder: causal head by head (--lpt-heads 1, the old
  * order; D = 256's is d256_steps' last), 176 keys a KV tile, non-causal and causal, one K/V box a
- * tile (--kv-box 1) against auto's D / 64, and K/V multicast in clusters of two (--cluster 2). */
+ * tile (--kv-box 1) against auto's D / 64, K/V multicast in clusters of two (--cluster 2), and
+ * the row max lagging by 1 (--rescale-th 1) against auto's 0 at D = 128. */
 static const char *const ref_more_steps[] = {"--causal --lpt-heads 1", "--kv-tile 176", "--causal --kv-tile 176",
-                                             "--kv-box 1", "--cluster 2"};
+                                             "--kv-box 1", "--cluster 2", "--rescale-th 1"};
 
 static int ablation_row(int i, char *args, size_t len)
 {
@@ -505,7 +553,7 @@ const stage_def stage_F = {
     .accepts = OPT_HKV | OPT_CAUSAL | OPT_LAYOUT | OPT_PIPE | OPT_RING,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 1, .hq = 4, .hkv = 2, .sq = 256, .skv = 256, .d = 64, .ring = 0, .ws = 1, .pingpong = -1,
-                 .overlap = -1, .persistent = -1, .kv_box = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
+                 .overlap = -1, .persistent = -1, .kv_box = -1, .rescale_th = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20,
                  .warmup = 3},
     .validate = validate,
     .run = run,

@@ -86,9 +86,24 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--shapes bench > /dev/null"), 0, "the table lists its bench rows");
     /* the ablation rows make bench runs: the reference shape, non-causal and causal, 7 switch steps
      * each, its causal row in the old order (head by head), both with 176-key tiles, one K/V box
-     * a tile against auto's D / 64, and K/V multicast in clusters of two */
-    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 19"),
+     * a tile against auto's D / 64, K/V multicast in clusters of two, and the row max lagging by 1
+     * (auto's 0 at D = 128) */
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--sq 8192 --skv 8192 --d 128' | grep -qx 20"),
                  0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --rescale-th 1$' | grep -qx 1"), 0);
+    cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 256 --causal --kv-tile 128 --rescale-th 0$' | "
+                                              "grep -qx 1"),
+                 0, "D = 256's lag of 1 against O rescaled whenever the max grows");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm100 --rescale-th 8 > build/rescale_refusal.txt 2>&1; test $? -eq 2 "
+                                              "&& tail -n 1 build/rescale_refusal.txt | grep -q 'lagging row max is sm90'"),
+                 0, "--rescale-th past 0 is refused on sm100, naming the rule (exit 2)");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --rescale-th 8 --init int --d 128 --sq 130 --skv 700 --hq 2 "
+                                              "--hkv 1 --causal"),
+                 0, "emu lags the row max as sm90 does: the most it may, with integer inputs");
+    cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --rescale-th 9 2>&1 | tail -n 1 | grep -q 'at most 8'"), 0,
+                 "--rescale-th is bounded: P below 2^8");
+    cr_expect_eq(program_exit_code("stage_F", "--backend emu --rescale-th 0 --d 64 --sq 130 --skv 300 --hq 2 --hkv 1"), 0,
+                 "--rescale-th 0 is every flow's rule");
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --cluster 2$' | grep -qx 1"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--shapes ablation | grep -c -- '--d 128 --kv-box 1$' | grep -qx 1"), 0);
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --kv-box 1 2>&1 | tail -n 1 | grep -q 'the one-box K/V copy is sm90'"),
