@@ -386,9 +386,9 @@ __device__ __forceinline__ void softmax_tile(const fmha_params &p, consumer_stat
 // exactly 1: fast_exp2(0)); a warp-uniform branch, so the D / 2 FMULs leave the issue slots, not
 // just the math. The branch also ends a basic block, and ptxas schedules within one: the overlap
 // at D = 128 keeps its FMULs unconditional, in one block with the second half of the exponentials,
-// where they fill the MUFU.EX2s' issue gaps; branching there cost 3-5% at S 8k on the H100 for
-// 11% fewer instructions (notes/stage-f-perf.md), while at D = 64 the vote after the exponentials
-// gained 2-3%, and D = 256's loop (no overlap) 2-4%.
+// where they fill the MUFU.EX2s' issue gaps; branching there took 11% of the instructions and
+// added 4% to the cycles at Llama S 8k (notes/stage-f-perf.md). At D = 64 the vote comes after
+// the exponentials, and D = 256's loop (no overlap) votes: 0.2-2.5% and 1-7% faster at a lag of 1.
 template <int D, bool VOTE = true>
 __device__ __forceinline__ void rescale_o(consumer_state<D> &st, const float (&alpha)[2])
 {
