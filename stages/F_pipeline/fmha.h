@@ -195,9 +195,16 @@ int stage_f_sm90_launch(const void *params);
 }
 #endif
 
+/* What the softmax warps saw: of the tiles each row met after its first visible key (row_tiles),
+ * those on which its max moved (max_moves) and O was rescaled; --rescale-th N > 0 makes them
+ * fewer (the lagging max). */
+typedef struct {
+    long row_tiles, max_moves;
+} stage_f_emu_stats;
+
 /* The sm100 pipeline on the host model as an event simulation (model/role_sim.h): each role runs
  * until it waits. 0, or 1 with the model's message (a deadlock report, a read of a slot before its
- * full barrier completed, ...) in err. */
-int stage_f_emu_run(const fmha_params *p, uint64_t seed, char *err, int errlen);
+ * full barrier completed, ...) in err. stats (may be NULL) gets the softmax's counts. */
+int stage_f_emu_run(const fmha_params *p, uint64_t seed, stage_f_emu_stats *stats, char *err, int errlen);
 
 #endif

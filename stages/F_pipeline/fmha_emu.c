@@ -84,6 +84,7 @@ typedef struct {
     smem_tile tq, tk, tv;
     tmap_params map[FMHA_TENSOR_COUNT]; /* the launchers' maps, global address 0 = the tensor's start */
     tma_store_queue st; /* O's TMA stores not yet read (across CTAs: FG22's missing wait) */
+    stage_f_emu_stats stats;
 } emu_ctx;
 
 /* What the tensor core's queue holds: one MMA instruction or one commit, in issue order. */
@@ -591,6 +592,10 @@ static int softmax_tile(cta_sim *cs, softmax_state *st)
         /* --rescale-th N: the max moves only when the tile's exceeds it by more than N (fmha_sm90.cu) */
         const float m_tile = mx * scale_log2;
         const float m_new = m_tile > st->m[t] + p->pipe.rescale_th ? m_tile : st->m[t];
+        if (row < p->sq && st->m[t] > -INFINITY && m_tile > -INFINITY) { /* a tile after the row's first visible key */
+            cs->c->stats.row_tiles++;
+            if (m_new != st->m[t]) cs->c->stats.max_moves++;
+        }
         const float base = fmha_exp_base(m_new, p->faults);
         const float alpha = exp2f(st->m[t] - base);
         float rowsum = 0;
@@ -882,7 +887,7 @@ static int run_cta(emu_ctx *c, cta_sim *cs, int b, int h, int qt, uint64_t seed)
     return 0;
 }
 
-int stage_f_emu_run(const fmha_params *p, uint64_t seed, char *err, int errlen)
+int stage_f_emu_run(const fmha_params *p, uint64_t seed, stage_f_emu_stats *stats, char *err, int errlen)
 {
     emu_ctx c;
     memset(&c, 0, sizeof c);
@@ -916,6 +921,7 @@ int stage_f_emu_run(const fmha_params *p, uint64_t seed, char *err, int errlen)
         char e[256];
         if (tma_queue_wait_read(&c.st, 10, p->o, e, sizeof e)) rc = emu_fail(&c.f, e);
     }
+    if (stats) *stats = c.stats;
     free(cs);
     free(c.img);
     free(c.view);

@@ -309,10 +309,11 @@ static int run(const fmha_opts *o, stage_result *r)
     ap.p.pipe.kv_box5 = kv_box_of(o);
     ap.p.pipe.cluster = cluster_of(o);
     ap.p.pipe.rescale_th = (float)rescale_th_of(o);
+    stage_f_emu_stats es = {0, 0};
     int rc;
     if (o->backend == BACKEND_EMU) {
         char err[320];
-        rc = stage_f_emu_run(&ap.p, o->seed, err, sizeof err);
+        rc = stage_f_emu_run(&ap.p, o->seed, &es, err, sizeof err);
         if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
         if (rc) fprintf(stderr, "stage F (emu): %s\n", err);
     } else {
@@ -336,6 +337,11 @@ static int run(const fmha_opts *o, stage_result *r)
         const size_t m = strlen(r->detail);
         snprintf(r->detail + m, sizeof r->detail - m, ", the row max moves past %d%s", (int)ap.p.pipe.rescale_th,
                  o->rescale_th < 0 ? " (auto)" : "");
+    }
+    if (o->backend == BACKEND_EMU && rc == 0) { /* what the lag did, counted by the model */
+        const size_t m = strlen(r->detail);
+        snprintf(r->detail + m, sizeof r->detail - m, ", the row max moved on %ld of %ld tiles after a row's first",
+                 es.max_moves, es.row_tiles);
     }
     if (ap.p.pipe.cluster == 2) {
         const size_t m = strlen(r->detail);

@@ -100,6 +100,17 @@ Test(stage_f_emu, program_contract)
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --rescale-th 8 --init int --d 128 --sq 130 --skv 700 --hq 2 "
                                               "--hkv 1 --causal"),
                  0, "emu lags the row max as sm90 does: the most it may, with integer inputs");
+    /* and the lag is real: with scores of tens (integer inputs) the max moves on fewer tiles at 8
+     * than at 0, on the same count of tiles; at 0 it moves on some */
+    cr_expect_eq(program_exit_code("stage_F",
+                                   "--backend emu --init int --d 64 --sq 130 --skv 1300 --hq 2 --hkv 1 --rescale-th 0 > "
+                                   "build/lag_0.txt && build/bin/stage_F --backend emu --init int --d 64 --sq 130 --skv 1300 "
+                                   "--hq 2 --hkv 1 --rescale-th 8 > build/lag_8.txt && "
+                                   "a=$(sed -n 's/.*the row max moved on \\([0-9]*\\) of \\([0-9]*\\) .*/\\1 \\2/p' build/lag_0.txt) && "
+                                   "b=$(sed -n 's/.*the row max moved on \\([0-9]*\\) of \\([0-9]*\\) .*/\\1 \\2/p' build/lag_8.txt) && "
+                                   "echo \"moves/tiles at 0: $a, at 8: $b\" && set -- $a $b && test $1 -gt 0 && test $3 -lt $1 && "
+                                   "test $2 -eq $4"),
+                 0, "--rescale-th 8 moves the row max on fewer tiles than 0");
     cr_expect_eq(program_exit_code("stage_F", "--backend sm90 --rescale-th 9 2>&1 | tail -n 1 | grep -q 'at most 8'"), 0,
                  "--rescale-th is bounded: P below 2^8");
     cr_expect_eq(program_exit_code("stage_F", "--backend emu --rescale-th 0 --d 64 --sq 130 --skv 300 --hq 2 --hkv 1"), 0,
