@@ -8,6 +8,7 @@
  *   fmha_visible     the mask: tails and causal (bottom-right aligned)
  *   fmha_kv_tiles    how many KV tiles a query tile visits (the causal mask ends it early)
  *   fmha_exp_base    the softmax guard for rows that have seen no key yet (FG14)
+ *   fmha_row_max_next a row's running max after a tile, lagging by up to pipe.rescale_th
  *   fmha_q_tile ...  the SMEM operand tiles of both MMAs
  *   fmha_grid        the grid: (query tiles, Hq, B)
  *
@@ -54,8 +55,9 @@ typedef struct {
         int kv_box5;            /* sm90 stage F (--kv-box 1): K and V as one 5-D box a tile (host/fmha_tmaps.c) */
         int cluster;            /* sm90 stage F (--cluster 2): neighbouring query tiles in a cluster of 2, each
                                  * K/V box loaded once and multicast into both CTAs; 0, 1: no cluster */
-        float rescale_th;       /* sm90 stage F (--rescale-th N): a row's max moves only when a tile's exceeds it by
-                                 * more than N (log2 units), so O's rescale is skipped on most tiles; 0: whenever it grows */
+        float rescale_th;       /* sm90 and emu stage F (--rescale-th N): a row's max moves only when a tile's exceeds
+                                 * it by more than N (log2 units: fmha_row_max_next), so O's rescale is skipped on most
+                                 * tiles; 0: whenever it grows */
     } pipe;
 } fmha_params;
 
@@ -143,6 +145,15 @@ FMHA_HD int fmha_kv_tiles(const fmha_params *p, int q0) { return fmha_kv_tiles_r
 FMHA_HD float fmha_exp_base(float m, unsigned faults)
 {
     return (m == -INFINITY && !(faults & FMHA_FAULT_NO_MASK_GUARD)) ? 0.0f : m;
+}
+
+/* A row's max after a tile whose own max is m_tile (both log2-scaled): it moves only when the
+ * tile's exceeds it by more than lag (stage F's --rescale-th, FlashAttention-4's conditional
+ * rescale), so P stays below 2^lag and alpha is exactly 1 on the tiles it stays. lag = 0 is the
+ * running max of FlashAttention-2; -inf + lag is -inf, so a row's first visible key moves it. */
+FMHA_HD float fmha_row_max_next(float m, float m_tile, float lag)
+{
+    return m_tile > m + lag ? m_tile : m;
 }
 
 /* The operand tiles in SMEM, decided once for every backend and stage:

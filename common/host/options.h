@@ -45,7 +45,7 @@ typedef struct {
     int persistent;             /* sm90: one CTA per SM walks the query tiles: 0/1, -1 = auto */
     int kv_box;                 /* stage F (sm90): each K/V tile in one 5-D TMA copy: 0/1, -1 = auto (0) */
     int cluster;                /* stage F (sm90): CTAs a cluster sharing each K/V tile's copies: 1 or 2, 0 = auto */
-    int rescale_th;             /* stage F (sm90): log2 units a row's max may be exceeded before it moves (O
+    int rescale_th;             /* stage F (sm90, emu): log2 units a row's max may be exceeded before it moves (O
                                  * rescaled); -1 = auto */
     int lpt_heads;              /* stage F, causal: (batch, head) pairs an L2 section orders longest
                                  * first (fmha_tile_of); 1 = head by head; 0 = auto (fmha_lpt_heads) */

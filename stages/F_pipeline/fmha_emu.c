@@ -589,9 +589,8 @@ static int softmax_tile(cta_sim *cs, softmax_state *st)
             if (!whole && !fmha_visible(p, row, kv0 + n)) sv[n] = -INFINITY;
             mx = fmaxf(mx, sv[n]);
         }
-        /* --rescale-th N: the max moves only when the tile's exceeds it by more than N (fmha_sm90.cu) */
         const float m_tile = mx * scale_log2;
-        const float m_new = m_tile > st->m[t] + p->pipe.rescale_th ? m_tile : st->m[t];
+        const float m_new = fmha_row_max_next(st->m[t], m_tile, p->pipe.rescale_th); /* --rescale-th: it may lag */
         if (row < p->sq && st->m[t] > -INFINITY && m_tile > -INFINITY) { /* a tile after the row's first visible key */
             cs->c->stats.row_tiles++;
             if (m_new != st->m[t]) cs->c->stats.max_moves++;

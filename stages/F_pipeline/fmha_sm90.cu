@@ -345,11 +345,8 @@ __device__ __forceinline__ void softmax_max(const fmha_params &p, consumer_state
     for (int hi = 0; hi < 2; hi++) {
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
         mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
-        // --rescale-th N: the row keeps its max until a tile's exceeds it by more than N (log2
-        // units), so P stays below 2^N and alpha is exactly 1 on most tiles (rescale_o); N = 0 is
-        // the running max of FlashAttention-2 (-inf + N is -inf: a row's first visible key moves it)
-        const float m_tile = mx[hi] * scale_log2;
-        const float m_new = m_tile > st.m_i[hi] + p.pipe.rescale_th ? m_tile : st.m_i[hi];
+        // --rescale-th N: the max lags by up to N, so alpha is exactly 1 on most tiles (rescale_o)
+        const float m_new = fmha_row_max_next(st.m_i[hi], mx[hi] * scale_log2, p.pipe.rescale_th);
         base[hi] = fmha_exp_base(m_new, p.faults);
         alpha[hi] = fast_exp2(st.m_i[hi] - base[hi]);
         st.m_i[hi] = m_new;
