@@ -150,7 +150,7 @@ FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN
  * gather at every page size (notes/fp8-decode-pipeline.md): sm90's unpipelined kernels (no ring),
  * a page that fits, and not the FG20 variant, whose V is gathered as stored; in the swapped kernel
  * (up to 32 packed rows, `swapped`) with the next tile's copies issued during the current one (2),
- * elsewhere without (1). 0, 1 and 2 as given. */
+ * elsewhere without (1; the unswapped kernels take 2 as a switch). 0, 1 and 2 as given. */
 FMHA_HD int dec_kv_tma_resolve(int kv_tma, int sm90, int ring, int page, unsigned faults, int swapped)
 {
     if (kv_tma >= 0) return kv_tma;

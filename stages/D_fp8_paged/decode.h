@@ -40,16 +40,27 @@ FMHA_HD uint32_t dec_bar_count(int bar)
 #define DEC_SCALE_FLOATS(bm) ((bm) + 2 * DEC_BN + 8 * (bm) + 4)
 /* Vt comes first: the FG20 variant reads its MN-major V through K-major descriptors, which run up to
  * 8 KB past the tile's end; placed first, that over-read lands in Q and K, inside the allocation. */
-enum { DEC_SMEM_VT, DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_TILES };
+/* K_NEXT: the next tile's K [Bc x D] and its scales sk, sv [Bc], for sm90's unswapped kernels with
+ * --kv-tma 2 (its copies land during this tile; V's go into Vs, free once transposed); 0 bytes
+ * everywhere else. */
+enum { DEC_SMEM_VT, DEC_SMEM_Q, DEC_SMEM_K, DEC_SMEM_VS, DEC_SMEM_P, DEC_SMEM_SCALES, DEC_SMEM_K_NEXT, DEC_SMEM_TILES };
 
-FMHA_HD smem_layout dec_smem_layout_make(int bm, int d)
+FMHA_HD uint32_t dec_k_next_bytes(int d) { return dec_k_tile(d).bytes + 8u * DEC_BN; }
+/* Whether the CTA keeps a second K buffer: the unswapped kernel (64 packed rows a warpgroup, one or
+ * two warpgroups), unpipelined, with the next tile's copies issued during this one. */
+FMHA_HD int dec_has_k_next(int bm, int ring, int kv_tma) { return ring <= 0 && kv_tma == 2 && bm >= DEC_BM_SM90; }
+
+FMHA_HD smem_layout dec_smem_layout_make_k(int bm, int d, int k_next)
 {
     /* the Vt slot also holds the FG20 variant's MN-major V, which pads D = 64 to a 128-byte row */
     const uint32_t vt = dec_vt_tile(d).bytes, vmn = dec_v_mn_tile(d).bytes;
-    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn, dec_q_tile(bm, d).bytes, dec_k_tile(d).bytes,
-                                            dec_vs_tile(d).bytes, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
+    const uint32_t tiles[DEC_SMEM_TILES] = {vt > vmn ? vt : vmn,   dec_q_tile(bm, d).bytes,
+                                            dec_k_tile(d).bytes,   dec_vs_tile(d).bytes,
+                                            dec_p_tile(bm).bytes,  4u * (uint32_t)DEC_SCALE_FLOATS(bm),
+                                            k_next ? dec_k_next_bytes(d) : 0u};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
+FMHA_HD smem_layout dec_smem_layout_make(int bm, int d) { return dec_smem_layout_make_k(bm, d, 0); }
 
 /* The pipelined decode (--ring R): R slots, each K [Bc x D], Vs [Bc x D] (V as gathered), the
  * tile's scales sk [Bc], sv [Bc] and Vt [D x Bc] (V transposed by the load role) back to back
@@ -89,8 +100,13 @@ FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring)
 {
     if (ring <= 0) return dec_smem_layout_make(bm, d);
     const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
-                                            0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm)};
+                                            0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm), 0u};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 2 * ring);
+}
+/* The CTA's SMEM for a kernel: the ring's, or the unpipelined layout with K_NEXT where it is used. */
+FMHA_HD smem_layout dec_smem_layout_of(int bm, int d, int ring, int kv_tma)
+{
+    return ring > 0 ? dec_smem_layout_make_ring(bm, d, ring) : dec_smem_layout_make_k(bm, d, dec_has_k_next(bm, ring, kv_tma));
 }
 
 /* TMEM columns (sm100), 512 allocated (S 128 + O up to 256, a power of two; P stays in SMEM: the

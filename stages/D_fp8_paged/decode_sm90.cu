@@ -925,10 +925,17 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 // row reductions inside a quad). NG = 2 (--m64-groups 2): two warpgroups of 64 rows each share
 // every K/V tile the first gathers (all 8 warps transpose it), so a tile is read once for 128
 // packed rows instead of once per 64; each group has its own Q and P rows and its own softmax.
-template <int D, bool KT, int NG, bool TL = false>
+// KT: 0 the cp.async gather, 1 the TMA gather, 2 (AHEAD) the TMA gather with tile j+1's boxes and
+// scales issued as soon as tile j has landed and V_j is transposed, into a second K buffer and
+// scales (DEC_SMEM_K_NEXT; Vs is free by then), so they load under tile j's MMAs and softmax. The
+// swapped kernel's AHEAD waits for its S MMAs to free the one K buffer; this kernel's S and P V
+// take most of a tile, so it gives K a second buffer instead. With NG = 2 the first warpgroup issues
+// the copies, as it gathers with KT = 1.
+template <int D, int KT, int NG, bool TL = false>
 static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM90_MIN_CTAS : 1)
     decode_kernel_m64(const __grid_constant__ dec_sm90_args a)
 {
+    constexpr bool AHEAD = KT == 2;
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
     if constexpr (TL) {
@@ -938,7 +945,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = DEC_BM_SM90 * NG, NTH = DEC_SM90_THREADS * NG; // the CTA's packed rows, threads
-    const smem_layout L = dec_smem_layout_make(BM, D);
+    const smem_layout L = dec_smem_layout_make_k(BM, D, AHEAD);
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [BM x D] e4m3 K-major SW128: A of S = Q K^T (a group's 64 rows)
@@ -948,6 +955,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
     uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];   // [BM x 128 kv] e4m3 K-major SW128: A of O = P V (a group's 64 rows)
     float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
     float *sk = sm_sq + BM, *sv = sk + DEC_BN;                // [128] each: the tile's K, V scales
+    // AHEAD: the second K buffer and scales; tile t0 + q uses buffer q % 2
+    uint8_t *smem_kn = smem + L.tile[DEC_SMEM_K_NEXT];
+    float *skn = (float *)(smem_kn + tk.bytes), *svn = skn + DEC_BN;
     // the thread in its warpgroup, and the group (NG = 1: the CTA's thread, group 0, folded at compile time)
     const int t = NG == 1 ? (int)threadIdx.x : (int)(threadIdx.x % DEC_SM90_THREADS);
     const int g = NG == 1 ? 0 : (int)(threadIdx.x / DEC_SM90_THREADS);
@@ -982,12 +992,18 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         return;
     }
 
+    const int end = dec_gather_end(&p, len);
     const uint32_t kv_bar = smem_u32(smem + L.bars) + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier
-    if constexpr (KT) {
+    if constexpr (KT > 0) {
         if (threadIdx.x == 0) {
             mbar_init(kv_bar, 1);
             mbar_fence_init();
         }
+    }
+    const bool issuer = NG == 1 || threadIdx.x < DEC_SM90_THREADS; // the warpgroup that issues the copies
+    if constexpr (AHEAD) { // the first tile's copies go out before Q's quantisation
+        __syncthreads();   // the barrier's init before warp 0's boxes complete on it
+        if (issuer) tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
     }
     // Step 1: prologue: Q quantised per row, the CTA's BM rows by its 2 BM threads (its barrier also
     // orders the init before any use)
@@ -1000,23 +1016,55 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
     float o[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
-    const int end = dec_gather_end(&p, len);
     const bool v_mn = p.faults & DEC_FAULT_V_NOT_TRANSPOSED; // FG20: an MN-major V read as K-major
-    // The MMAs' descriptors at K step 0, encoded once (as in the swapped kernel)
+    // The MMAs' descriptors at K step 0, encoded once (as in the swapped kernel); AHEAD: K's in both buffers
     const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), DEC_BM_SM90 * g, 0); // this group's Q rows
-    const uint64_t dk = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
+    const uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(smem_k), 0, 0);
+    const uint64_t dkn = AHEAD ? smem_tile_desc_sm90(&tk, smem_u32(smem_kn), 0, 0) : dk0;
     const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), DEC_BM_SM90 * g, 0); // and P rows
     const uint64_t dvt = v_mn ? smem_tile_desc_sm90(&tv_mn, smem_u32(smem_vt), 0, 0) : smem_tile_desc_sm90(&tvt, smem_u32(smem_vt), 0, 0);
 
-
+    int64_t next_box = -1, next_row = -1; // AHEAD: tile j+1's box (warp 0's lanes) and scale row
+    dec_table_ahead la;                   // AHEAD: the entries of tile j+1, loaded during tile j-1
+    dec_table_pos cur = dec_tile_cursor(&p, (t0 + 1) * DEC_BN); // and the cursor of tile j+1
+    if constexpr (AHEAD) {
+        la.fb = dec_tok_part(&p, t * dec_kv_tma_box_rows(p.page) % DEC_BN);
+        la.ft = dec_tok_part(&p, t);
+        if (issuer && t0 + 1 < t1) table_entries_load(p, table, cur, (t0 + 1) * DEC_BN, end, la);
+    }
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
-        // Steps 2a, 2a': K_j, V_j and their scales through the block table (tiles ahead prefetched
-        // into L2 with --prefetch); V_j transposed
-        int pf_lo, pf_hi;
-        dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
-        kv_tile_in<D, KT, NTH>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn, pf_lo,
-                               pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
+        const bool odd = AHEAD && ((j - t0) & 1); // AHEAD: this tile's K and scales in the second buffer
+        const uint64_t dk = odd ? dkn : dk0;
+        const float *skj = odd ? skn : sk, *svj = odd ? svn : sv;
+        if constexpr (AHEAD) {
+            // Steps 2a, 2a' of tile j+1 overlap tile j: its rows from the entries loaded a tile
+            // before; tile j lands and V_j is transposed (Vs then free: every thread's proxy fence
+            // and the barrier in kv_tile_land); then the boxes go into the other K buffer and Vs,
+            // the scales into the other scale buffer. That K buffer and those scales were last read
+            // by tile j-1's S MMAs (waited for) and softmax, both before tile j-1's last barrier.
+            const bool more = issuer && j + 1 < t1;
+            if (more) {
+                rows_of_entries(p, cur, la, hk, next_box, next_row);
+                cur = dec_tile_cursor_next(&p, cur);
+                if (j + 2 < t1) table_entries_load(p, table, cur, kv0 + 2 * DEC_BN, end, la);
+            }
+            kv_tile_land<D, true, NTH>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, kv_bar, (uint32_t)(j - t0) & 1u);
+            if (more) {
+                if (threadIdx.x < 32) tma_issue_boxes<D>(a, next_box, hk, odd ? smem_k : smem_kn, smem_vs, tk, kv_bar);
+                scales_issue(p, next_row, odd ? sk : skn, odd ? sv : svn);
+                int pf_lo, pf_hi;
+                dec_prefetch_range(&p, j + 1, t0, t1, &pf_lo, &pf_hi);
+                for (int q = pf_lo; q <= pf_hi; q++) prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, t);
+            }
+        } else {
+            // Steps 2a, 2a': K_j, V_j and their scales through the block table (tiles ahead
+            // prefetched into L2 with --prefetch); V_j transposed
+            int pf_lo, pf_hi;
+            dec_prefetch_range(&p, j, t0, t1, &pf_lo, &pf_hi);
+            kv_tile_in<D, (KT > 0), NTH>(a, table, hk, kv0, end, smem_k, smem_vs, smem_vt, tk, tv_mn, tvt, sk, sv, v_mn,
+                                         pf_lo, pf_hi, kv_bar, (uint32_t)(j - t0) & 1u);
+        }
         if constexpr (TL) {
             if (j == t0) timeline_stamp(p, DEC_TL_FIRST_TILE);
         }
@@ -1037,8 +1085,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         // rows, so the second half of its registers is skipped too. The other warps leave stale P
         // rows in SMEM; their O rows are never stored.
         const int w0 = m0 + 16 * (t / 32);
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, tp, t, DEC_BM_SM90 * g);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, tp, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, tp, t, DEC_BM_SM90 * g);
 
         // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
         fence_proxy_async();
@@ -1060,7 +1108,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
         l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
         fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
-        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) fin[hi] *= sv[DEC_BM_SM90 * g + rloc[hi]]; // FG17: a row factor of O
+        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) // FG17: a row factor of O (the last tile's scales)
+            fin[hi] *= (AHEAD && ((t1 - 1 - t0) & 1) ? svn : sv)[DEC_BM_SM90 * g + rloc[hi]];
     }
     const bool split_out = p.splits > 1;
 #pragma unroll
@@ -1101,16 +1150,16 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl)
 {
     if (tl) {
-        if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, true, 1, true>;
+        if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 1, 1, true>;
         else if constexpr (NR < DEC_BM_SM90) return decode_kernel_swapped<D, NR, 0, 2, true>;
         else return nullptr;
     }
     if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
         (void)ring;
-        return kt ? decode_kernel_m64<D, true, 2> : decode_kernel_m64<D, false, 2>;
+        return kt == 2 ? decode_kernel_m64<D, 2, 2> : kt ? decode_kernel_m64<D, 1, 2> : decode_kernel_m64<D, 0, 2>;
     } else if constexpr (NR == DEC_BM_SM90) {
         (void)ring;
-        return kt ? decode_kernel_m64<D, true, 1> : decode_kernel_m64<D, false, 1>;
+        return kt == 2 ? decode_kernel_m64<D, 2, 1> : kt ? decode_kernel_m64<D, 1, 1> : decode_kernel_m64<D, 0, 1>;
     } else {
         switch (ring) {
         case 2: return decode_kernel_swapped<D, NR, 2, 0>;
@@ -1175,7 +1224,7 @@ static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
-    const uint32_t smem = dec_smem_layout_make_ring(NR, p.d, p.ring).bytes;
+    const uint32_t smem = dec_smem_layout_of(NR, p.d, p.ring, p.kv_tma).bytes;
     dec_sm90_args a;
     memset(&a, 0, sizeof a);
     a.p = p;
@@ -1209,7 +1258,7 @@ extern "C" int stage_d_sm90_launch(const void *params)
 template <int NR>
 static int occupancy_rows(int d, int ring, int kt)
 {
-    const uint32_t smem = dec_smem_layout_make_ring(NR, d, ring).bytes;
+    const uint32_t smem = dec_smem_layout_of(NR, d, ring, kt).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
         dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false);
         int n = 0;

@@ -102,11 +102,6 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "cp.async; the TMA gather lands V in K's layout only", o->kv_tma);
         return 2;
     }
-    if (o->kv_tma == 2 && bm_of(o) > 32) {
-        snprintf(err, len, "--kv-tma=2: the next tile's boxes during this one are the swapped kernel's, at most 32 packed "
-                 "rows a KV head (Hq/Hkv x Sq = %d here: --kv-tma 1)", o->hq / o->hkv * o->sq);
-        return 2;
-    }
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
@@ -114,7 +109,7 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  SMEM_OPTIN_MAX_BYTES);
         return 2;
     }
-    return dec_validate(o, "D", bm_of(o), dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes, err, len);
+    return dec_validate(o, "D", bm_of(o), dec_smem_layout_of(bm_of(o), o->d, o->ring, dec_kv_tma_of(o)).bytes, err, len);
 }
 
 /* Resident CTAs the GPU holds at once, for --splits auto: its SMs times the kernel's occupancy

@@ -138,11 +138,14 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
     SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
 }
 
-/* The TMA gather with the next tile's copies issued during the current one (--kv-tma 2, the swapped
- * kernel up to 32 packed rows; sm90's default there): splits of one tile (nothing issued ahead) and
- * empty splits (short sequences split 3 and 5 ways), a last tile that ends inside a box, page
- * 16..256, D 64 / 128 / 256, Sq 1..4, one sequence of 128 tiles (the barrier's phase flips 128
- * times while the next tile is always in flight), with the prefetch. */
+/* The TMA gather with the next tile's copies issued during the current one (--kv-tma 2: sm90's
+ * default in the swapped kernel up to 32 packed rows; past them a switch of the 64-row kernels,
+ * whose K and scales alternate between two buffers): splits of one tile (nothing issued ahead) and empty splits
+ * (short sequences split 3 and 5 ways), a last tile that ends inside a box, page 16..256, D 64 /
+ * 128 / 256, Sq 1..4, MQA's 128 rows and 80 (two m-tiles, the second half empty), both with one
+ * and with two warpgroups a tile (--m64-groups 2: the first issues the copies), one sequence of
+ * 128 tiles (the barrier's phase flips 128 times while the next tile is always in flight), with
+ * the prefetch. */
 static const char *const kv_ahead_rows[] = {
     "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --kv-tma 2 --seed 121",
     "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --kv-tma 2 --seed 122",
@@ -153,6 +156,13 @@ static const char *const kv_ahead_rows[] = {
     "--b 2 --hq 32 --hkv 4 --sq 3 --skv 4097 --d 128 --page 256 --kv-tma 2 --seed 127",
     "--b 1 --hq 8 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --kv-tma 2 --seed 128",
     "--b 4 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --kv-tma 2 --prefetch 1 --seed 129",
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --kv-tma 2 --seed 130",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --kv-tma 2 --seed 131",
+    "--b 2 --hq 40 --hkv 1 --sq 2 --skv 1300 --d 256 --page 32 --splits 3 --kv-tma 2 --seed 132",
+    "--b 1 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --kv-tma 2 --seed 133",
+    "--b 3 --hq 64 --hkv 1 --sq 1 --seqlens 129,1,640 --d 128 --page 128 --splits 3 --kv-tma 2 --prefetch 1 --seed 134",
+    "--b 2 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 64 --splits 2 --m64-groups 2 --kv-tma 2 --seed 135",
+    "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 256 --page 16 --m64-groups 2 --kv-tma 2 --seed 136",
 };
 Test(stage_d_gpu, sm90_kv_tma_ahead, .timeout = 600)
 {

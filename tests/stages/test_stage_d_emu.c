@@ -63,7 +63,6 @@ Test(stage_d_emu, program_contract)
             "the TMA gather lands V in K");
     refused("--backend sm90 --kv-tma 3", "0 (cp.async), 1 (TMA");
     refused("--backend emu --kv-tma 2", "the TMA gather is sm90");
-    refused("--backend sm90 --kv-tma 2 --hq 128 --hkv 1", "boxes during this one are the swapped kernel");
     refused("--backend sm90 --kv-tma 2 --page 48", "a multiple of 128 or a divisor of it");
     /* two warpgroups on one K/V tile: sm90's unswapped kernel (more than 32 packed rows) */
     refused("--backend sm90 --m64-groups 3 --hq 128 --hkv 1", "one or two warpgroups");

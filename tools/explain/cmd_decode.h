@@ -90,7 +90,8 @@ static int cmd_decode(int argc, char **argv)
     static const char *const names[DEC_SMEM_TILES] = {
         [DEC_SMEM_Q] = "Q  [bm x D] e4m3, K-major SW128",     [DEC_SMEM_K] = "K  [128 x D] e4m3, K-major SW128",
         [DEC_SMEM_VS] = "Vs [128 x D] e4m3, V as gathered",   [DEC_SMEM_VT] = "Vt [D x 128] e4m3, K-major SW128",
-        [DEC_SMEM_P] = "P  [bm x 128] e4m3, K-major SW128",   [DEC_SMEM_SCALES] = "scales f32: sq [bm], sk, sv [128], row sums"};
+        [DEC_SMEM_P] = "P  [bm x 128] e4m3, K-major SW128",   [DEC_SMEM_SCALES] = "scales f32: sq [bm], sk, sv [128], row sums",
+        [DEC_SMEM_K_NEXT] = "next K [128 x D] and scales: sm90 64-row --kv-tma 2 only"};
     printf("SMEM:    %u bytes a CTA (%u requested with the alignment slack)\n", L.used, L.bytes);
     for (int i = 0; i < DEC_SMEM_TILES; i++) printf("         +%6u  %s\n", L.tile[i], names[i]);
     const double kv = 2.0 * b * hkv * (double)skv * d, sc = 8.0 * b * hkv * (double)skv;
