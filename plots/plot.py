@@ -397,9 +397,11 @@ def decode_bf16_bytes(r):
 
 VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
-                 "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--m64-groups 2": "tab:orange",
-                 "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black"}  # none stage D's own red
+                 "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--kv-tma 2": "darkgreen", "--m64-groups 2": "tab:orange",
+                 "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black",
+                 "--m64-groups 2 --kv-tma 2": "dimgray"}  # none stage D's own red
 VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
+                "kv-tma 2": "TMA gather, the next tile's during this one",
                 "m64-groups": "two warpgroups a tile"}  # by "name value" where the value changes the meaning
 
 

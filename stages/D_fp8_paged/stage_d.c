@@ -213,7 +213,8 @@ static const char *const bench_rows[] = {
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
- * (--kv-tma 1, GQA), the cp.async gather in place of the TMA one (--kv-tma 0)
+ * (--kv-tma 1, GQA), with them (--kv-tma 2, MQA's 64-row kernels), the cp.async gather in place
+ * of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
  * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
  * switch in the note; the decode plot draws each switch as its own line). */
@@ -249,6 +250,10 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 0",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 0",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 0",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --kv-tma 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",
