@@ -148,14 +148,14 @@ FMHA_HD int dec_kv_tma_fits(int page)
 FMHA_HD int dec_kv_tma_box_rows(int page) { return page < DEC_BN ? page : DEC_BN; }
 /* --kv-tma auto (the default): the TMA gather wherever it applies, since it measured the faster
  * gather at every page size (notes/fp8-decode-pipeline.md): sm90's unpipelined kernels (no ring),
- * a page that fits, and not the FG20 variant, whose V is gathered as stored; in the swapped kernel
- * (up to 32 packed rows, `swapped`) with the next tile's copies issued during the current one (2),
- * elsewhere without (1; the unswapped kernels take 2 as a switch). 0, 1 and 2 as given. */
-FMHA_HD int dec_kv_tma_resolve(int kv_tma, int sm90, int ring, int page, unsigned faults, int swapped)
+ * a page that fits, and not the FG20 variant, whose V is gathered as stored; there with the next
+ * tile's copies issued during the current one (2), which measured faster in the swapped kernel and
+ * in the 64-row ones alike. 0, 1 and 2 as given. */
+FMHA_HD int dec_kv_tma_resolve(int kv_tma, int sm90, int ring, int page, unsigned faults)
 {
     if (kv_tma >= 0) return kv_tma;
     if (!(sm90 && !ring && dec_kv_tma_fits(page) && !(faults & DEC_FAULT_V_NOT_TRANSPOSED))) return 0;
-    return swapped ? 2 : 1;
+    return 2;
 }
 /* Box q of the tile starting at token kv0 (q < Bc / box rows): its first token's row in the
  * tensor's token dimension (page * page size + the offset in the page), or -1 when the box starts

@@ -81,8 +81,7 @@ static int max_of(const int32_t *x, int n)
 
 int dec_kv_tma_of(const fmha_opts *o)
 {
-    const int swapped = o->hkv > 0 && dec_sm90_bm(o->hq / o->hkv * o->sq) < DEC_BM_SM90;
-    return dec_kv_tma_resolve(o->kv_tma, o->backend == BACKEND_SM90, o->ring, o->page, o->fault_bits, swapped);
+    return dec_kv_tma_resolve(o->kv_tma, o->backend == BACKEND_SM90, o->ring, o->page, o->fault_bits);
 }
 
 /* The shape part of the parameters (no buffers, splits not chosen yet). */

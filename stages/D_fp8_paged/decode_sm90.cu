@@ -1144,13 +1144,13 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
 // ring (stage_d.c allows it with the swapped kernel only) picks the pipelined instantiation, kt
 // the TMA gather's (stage_d.c allows it without the ring only; 2, the next tile's boxes during
-// this one, with the swapped kernel only: the m64 kernels take 1 and 2 alike).
-// tl (--timeline): the stamping twins of the default gathers only, the swapped kernel with the next
-// tile's boxes ahead (kt 2) and the m64 kernel's TMA gather (kt 1); stage_d.c refuses the others.
+// this one: the swapped kernel's single buffer after S, the m64 kernels' second K buffer).
+// tl (--timeline): the stamping twins of the default gathers only, the swapped and the one-group
+// m64 kernels with the next tile's boxes ahead (kt 2); stage_d.c refuses the others.
 template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl)
 {
     if (tl) {
-        if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 1, 1, true>;
+        if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 2, 1, true>;
         else if constexpr (NR < DEC_BM_SM90) return decode_kernel_swapped<D, NR, 0, 2, true>;
         else return nullptr;
     }

@@ -51,9 +51,9 @@ static int validate(const fmha_opts *o, char *err, size_t len)
                  "no clock and the sm100 kernel writes none (--backend %s)", backend_name(o->backend));
         return 2;
     }
-    if (o->timeline[0] && (o->ring || o->m64_groups == 2 || dec_kv_tma_of(o) != (bm_of(o) <= 32 ? 2 : 1))) {
+    if (o->timeline[0] && (o->ring || o->m64_groups == 2 || dec_kv_tma_of(o) != 2)) {
         snprintf(err, len, "--timeline: the stamping kernels are the default gathers' (no --ring, --m64-groups 1, "
-                 "--kv-tma auto: 2 up to 32 packed rows, 1 past them); here --ring %d --m64-groups %d --kv-tma %d",
+                 "--kv-tma auto: 2); here --ring %d --m64-groups %d --kv-tma %d",
                  o->ring, o->m64_groups ? o->m64_groups : 1, dec_kv_tma_of(o));
         return 2;
     }
@@ -213,8 +213,7 @@ static const char *const bench_rows[] = {
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
- * (--kv-tma 1, GQA), with them (--kv-tma 2, MQA's 64-row kernels), the cp.async gather in place
- * of the TMA one (--kv-tma 0)
+ * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
  * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
  * switch in the note; the decode plot draws each switch as its own line). */
@@ -250,10 +249,10 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --kv-tma 0",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 0",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 0",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 2",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 2",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --kv-tma 2",
-    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 1",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",

@@ -138,9 +138,9 @@ Test(stage_d_gpu, sm90_kv_tma, .timeout = 600)
     SM90_ROWS(kv_tma_rows, 2, "--kv-tma");
 }
 
-/* The TMA gather with the next tile's copies issued during the current one (--kv-tma 2: sm90's
- * default in the swapped kernel up to 32 packed rows; past them a switch of the 64-row kernels,
- * whose K and scales alternate between two buffers): splits of one tile (nothing issued ahead) and empty splits
+/* The TMA gather with the next tile's copies issued during the current one (--kv-tma 2, sm90's
+ * default: the swapped kernel up to 32 packed rows, and the 64-row kernels past them, whose K and
+ * scales alternate between two buffers): splits of one tile (nothing issued ahead) and empty splits
  * (short sequences split 3 and 5 ways), a last tile that ends inside a box, page 16..256, D 64 /
  * 128 / 256, Sq 1..4, MQA's 128 rows and 80 (two m-tiles, the second half empty), both with one
  * and with two warpgroups a tile (--m64-groups 2: the first issues the copies), one sequence of

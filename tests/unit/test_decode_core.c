@@ -215,8 +215,7 @@ Test(decode_core, table_walk_matches_the_division_for_every_tile_and_token)
 }
 
 /* --kv-tma auto: the TMA gather exactly where it applies (sm90, no ring, a page that fits, not the
- * FG20 variant), the next tile's boxes during this one (2) in the swapped kernel, 1 in the m64
- * kernels; 0, 1 and 2 pass through whatever the rest says (the stage's rules refuse one that does
+ * FG20 variant), there with the next tile's boxes during this one (2); 0, 1 and 2 pass through whatever the rest says (the stage's rules refuse one that does
  * not apply). */
 Test(decode_core, kv_tma_auto_takes_tma_only_where_it_applies)
 {
@@ -224,16 +223,15 @@ Test(decode_core, kv_tma_auto_takes_tma_only_where_it_applies)
     for (unsigned i = 0; i < sizeof pages / sizeof pages[0]; i++)
         for (int sm90 = 0; sm90 < 2; sm90++)
             for (int ring = 0; ring <= 3; ring++)
-                for (int fg20 = 0; fg20 < 2; fg20++)
-                    for (int swapped = 0; swapped < 2; swapped++) {
+                for (int fg20 = 0; fg20 < 2; fg20++) {
                         const unsigned f = fg20 ? DEC_FAULT_V_NOT_TRANSPOSED : DEC_FAULT_K_SCALE_ON_ROWS;
                         const int page = pages[i];
                         const int fits = page % 128 == 0 || (128 % page == 0 && page % 8 == 0);
                         const int tma = sm90 && !ring && fits && !fg20;
-                        cr_expect_eq(dec_kv_tma_resolve(-1, sm90, ring, page, f, swapped), tma ? (swapped ? 2 : 1) : 0,
-                                     "auto: sm90 %d ring %d page %d FG20 %d swapped %d", sm90, ring, page, fg20, swapped);
+                        cr_expect_eq(dec_kv_tma_resolve(-1, sm90, ring, page, f), tma ? 2 : 0,
+                                     "auto: sm90 %d ring %d page %d FG20 %d", sm90, ring, page, fg20);
                         for (int v = 0; v <= 2; v++)
-                            cr_expect_eq(dec_kv_tma_resolve(v, sm90, ring, page, f, swapped), v, "%d stays %d", v, v);
+                            cr_expect_eq(dec_kv_tma_resolve(v, sm90, ring, page, f), v, "%d stays %d", v, v);
                     }
 }
 
