@@ -392,6 +392,7 @@ Test(explain, decode_layout_of_the_reference_shape)
     EXPECT_HAS(r, "splits:  1 (auto");
     EXPECT_HAS(r, "s=1: 2 x 65 = 130 (chosen) s=2: 4 x 33 = 132");
     EXPECT_HAS(r, "+     0  Vt [D x 128]");
+    cr_expect(strstr(r->out, "next K") == NULL, "the swapped kernel keeps one K buffer: %s", r->out);
     EXPECT_HAS(r, "1.109e+09 bytes");
     EXPECT_HAS(r, "15.5 per byte");
     /* on the 396 slots the H200 gives the 8-row kernel (3 CTAs an SM), 3 splits: 4 waves x 23 */
@@ -401,6 +402,9 @@ Test(explain, decode_layout_of_the_reference_shape)
     /* 64 packed rows and more: the m64 kernel */
     r = run("decode --hq 128 --hkv 1 --b 32 --skv 16384", 1);
     EXPECT_HAS(r, "64 rows per CTA (sm90: one warpgroup's m64): 2 m-tile(s)");
+    /* its SMEM (D 128): Vt, Q 8 KB, K, Vs 16 KB each, P 8 KB, the scales 3.3 KB in 4 KB, then the
+     * next tile's K and scales (17 KB) that --kv-tma 2 loads during this tile */
+    EXPECT_HAS(r, "+ 69632  next K [128 x D] e4m3 and its scales");
     /* MQA with 4 new rows on sm100: 4 m-tiles of 128, causal counts; 128 CTAs on a B200's 148
      * slots: s = 8 is 7 waves of 17 tiles (119), under s = 1's 129; then the merge */
     r = run("decode --b 32 --hq 128 --hkv 1 --skv 16384 --sq 4 --backend sm100", 1);

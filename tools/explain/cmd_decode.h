@@ -86,14 +86,18 @@ static int cmd_decode(int argc, char **argv)
     printf("grid:    x = split * %d + m-tile = %u, y = KV head = %u, z = sequence = %u: %llu CTAs of %d threads\n", mt, gr.x,
            gr.y, gr.z, (unsigned long long)gr.x * gr.y * gr.z, sm100 ? DEC_SM100_THREADS : DEC_SM90_THREADS);
     if (p.splits > 1) printf("         then the merge kernel: %lld rows, one warp each\n", (long long)b * sq * hq);
-    const smem_layout L = dec_smem_layout_make(p.bm, d);
+    /* the default gather's layout: sm90's --kv-tma auto (pages that fit: 2, the 64-row kernels then
+     * keep the next tile's K in a second buffer), none on sm100 */
+    const int kv_tma = sm100 ? 0 : dec_kv_tma_resolve(-1, 1, 0, page, 0u);
+    const smem_layout L = dec_smem_layout_of(p.bm, d, 0, kv_tma);
     static const char *const names[DEC_SMEM_TILES] = {
         [DEC_SMEM_Q] = "Q  [bm x D] e4m3, K-major SW128",     [DEC_SMEM_K] = "K  [128 x D] e4m3, K-major SW128",
         [DEC_SMEM_VS] = "Vs [128 x D] e4m3, V as gathered",   [DEC_SMEM_VT] = "Vt [D x 128] e4m3, K-major SW128",
         [DEC_SMEM_P] = "P  [bm x 128] e4m3, K-major SW128",   [DEC_SMEM_SCALES] = "scales f32: sq [bm], sk, sv [128], row sums",
-        [DEC_SMEM_K_NEXT] = "next K [128 x D] and scales: sm90 64-row --kv-tma 2 only"};
+        [DEC_SMEM_K_NEXT] = "next K [128 x D] e4m3 and its scales (sm90's 64-row kernels, --kv-tma 2)"};
     printf("SMEM:    %u bytes a CTA (%u requested with the alignment slack)\n", L.used, L.bytes);
-    for (int i = 0; i < DEC_SMEM_TILES; i++) printf("         +%6u  %s\n", L.tile[i], names[i]);
+    for (int i = 0; i < DEC_SMEM_TILES; i++)
+        if (i != DEC_SMEM_K_NEXT || dec_has_k_next(p.bm, 0, kv_tma)) printf("         +%6u  %s\n", L.tile[i], names[i]);
     const double kv = 2.0 * b * hkv * (double)skv * d, sc = 8.0 * b * hkv * (double)skv;
     const double q = 2.0 * b * sq * hq * d;
     double pairs = 0;
