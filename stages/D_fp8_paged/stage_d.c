@@ -18,7 +18,8 @@ static int bm_of(const fmha_opts *o)
 {
     if (o->backend != BACKEND_SM90) return DEC_BM_SM100;
     const int bm = dec_sm90_bm(o->hq / o->hkv * o->sq);
-    return bm == DEC_BM_SM90 && o->m64_groups == 2 ? 2 * DEC_BM_SM90 : bm; /* --m64-groups 2: 128 rows a CTA */
+    /* --m64-groups 2, and the ring past 32 rows (its two consumer groups): 128 rows a CTA */
+    return bm == DEC_BM_SM90 && (o->m64_groups == 2 || o->ring) ? 2 * DEC_BM_SM90 : bm;
 }
 
 /* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
@@ -31,14 +32,14 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
                  "wait for itself)", o->ring, DEC_MAX_RING);
         return 2;
     }
+    if (o->backend == BACKEND_SM90 && o->m64_groups == 1 && dec_sm90_bm(o->hq / o->hkv * o->sq) == DEC_BM_SM90) {
+        snprintf(err, len, "--ring=%d --m64-groups 1: past 32 packed rows the pipelined decode runs two consumer "
+                 "warpgroups of 64 rows on each slot (--m64-groups 2, implied by --ring)", o->ring);
+        return 2;
+    }
     if (o->fault_bits & ~(unsigned)DEC_FAULT_RING_EARLY_RELEASE) {
         snprintf(err, len, "--ring=%d with --fault: the footgun variants but ring-early-release run stage D's "
                  "unpipelined kernel (the FG20 variant's MN-major V is larger than a ring slot's V at D = 64)", o->ring);
-        return 2;
-    }
-    if (o->backend == BACKEND_SM90 && bm_of(o) > 32) {
-        snprintf(err, len, "--ring=%d: the pipelined decode runs the swapped kernel, at most 32 packed rows a KV head "
-                 "(Hq/Hkv x Sq = %d here)", o->ring, o->hq / o->hkv * o->sq);
         return 2;
     }
     return 0;
@@ -211,7 +212,8 @@ static const char *const bench_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64",
 };
 
-/* ablation: the pipelined decode (--ring, sm90: its own cp.async gather), the L2 prefetch
+/* ablation: the pipelined decode (--ring, sm90: its own cp.async gather; MQA's rows with two
+ * consumer groups on each slot), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
@@ -227,6 +229,10 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --ring 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 3",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 4",

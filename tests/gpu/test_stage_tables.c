@@ -94,6 +94,26 @@ Test(stage_d_gpu, sm90_ring, .timeout = 600)
     SM90_ROWS(ring_rows, 3, "--ring");
 }
 
+/* The pipelined decode past 32 packed rows (--ring R with two consumer warpgroups of 64 rows on each
+ * slot, decode_ring_sm90.cu): MQA's 128 rows, 80 (the second group partly past the rows) and 40
+ * (the second group empty: it still computes and releases every slot), 512 and 1024 rows (4 and 8
+ * m-tiles), ring 2..4, D 64 / 128, page 16..256, ragged, split on and off with empty and one-tile
+ * splits, one sequence of 128 tiles (the ring wraps 64 times). */
+static const char *const ring_m64_rows[] = {
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --ring 2 --seed 141",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --ring 3 --seed 142",
+    "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 128 --page 32 --splits 2 --ring 2 --seed 143",
+    "--b 3 --hq 40 --hkv 1 --sq 1 --skv 700 --ragged --d 64 --page 32 --ring 4 --seed 144",
+    "--b 1 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --ring 2 --seed 145",
+    "--b 4 --hq 128 --hkv 1 --sq 8 --skv 1500 --ragged --d 64 --page 256 --splits 5 --ring 2 --seed 146",
+    "--b 2 --hq 64 --hkv 1 --sq 1 --seqlens 1,129 --d 128 --page 128 --splits 3 --ring 3 --seed 147",
+};
+Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(ring_m64_rows, 2, "--ring past 32 rows");
+}
+
 /* The L2 prefetch (--prefetch N, sm90's unpipelined kernels): it must change nothing but the time.
  * Both kernels (the swapped one up to 32 packed rows, m64 past them: MQA), N 1..4, splits on and
  * off, ragged lengths and sequences shorter than N tiles, page 16..256, D 64 / 128 / 256. */

@@ -36,7 +36,7 @@ Test(stage_d_emu, program_contract)
     refused("--splits 65", "at most 64");
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
-    /* the pipelined decode's rules: 2..4 slots within the SMEM, sm90's swapped kernel's rows */
+    /* the pipelined decode's rules: 2..4 slots within the SMEM; past 32 rows two consumer groups */
     /* --timeline: the sm90 default gathers' stamping twins only */
     refused("--backend emu --timeline /tmp/stage_d_timeline.csv", "emu has no clock");
     refused("--backend sm90 --ring 2 --timeline /tmp/stage_d_timeline.csv", "the stamping kernels are the default gathers");
@@ -46,7 +46,9 @@ Test(stage_d_emu, program_contract)
     refused("--backend emu --ring 2 --d 256", "fewer slots");
     refused("--backend sm90 --ring 1", "2 to 4 slots");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
-    refused("--backend sm90 --ring 2 --hq 128 --hkv 1", "at most 32 packed rows");
+    refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --m64-groups 1", "two consumer warpgroups of 64 rows");
+    refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --d 256", "fewer slots");
+    refused("--backend sm90 --ring 4 --hq 128 --hkv 1 --d 128", "fewer slots");
     refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
     refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
     /* the L2 prefetch: 0..4 tiles ahead, sm90's unpipelined kernels only */

@@ -1,0 +1,234 @@
+// FMHA, one milestone at a time
+//   A  A_qk              S = Q K^T on the tensor cores: SMEM canonical layouts, descriptors, TMEM
+//   B  B_pv              O = P V with identity softmax: P in TMEM, V MN-major, the accumulate flag
+//   C  C_online_softmax  full attention: online softmax, rescale, LSE, masks, multi-head grid
+//   D  D_fp8_paged       FP8 paged KV cache with per-token scales, decode, split-KV
+//   E  E_tma             TMA tensor maps and expect_tx replace thread loads
+//   F  F_pipeline        K/V ring, warp specialisation, MMA/softmax overlap
+//
+// Stage D, Hopper port (sm_90a): the pipelined decode past 32 packed rows (--ring R with MQA's
+// 128 packed rows a KV head, or any 33..128 a CTA).
+//
+// Key extensions over stage C:
+//   1. everything of decode_sm90.cu's list: the paged e4m3 cache and its gather, the FP8 MMAs,
+//      the scales on S's columns and in P, the decode packing, split-KV
+//   2. a ring of R slots (K, V as gathered, V^T and the tile's scales each) that a load warpgroup
+//      (warps 8-11: stage D's cp.async gather and V's transpose, the swapped ring kernel's
+//      load_role) keeps full, and two consumer warpgroups of 64 rows (warps 0-7) that read every
+//      slot, so a tile is gathered and transposed once for 128 rows and neither group waits for
+//      it while the ring runs ahead
+//   3. the groups never meet inside the loop: each waits for a slot's full barrier, meets only
+//      its own four warps around P (named barriers 3 and 4), and every consumer thread arrives
+//      on the slot's empty barrier after its P V (256 arrivals a phase; FG23's variant after S)
+//   4. registers by role: 384 threads get 168 each at launch; setmaxnreg gives the consumers
+//      216 (S and O: two x D / 2 floats) and leaves the load warps 56. setmaxnreg allows no calls
+//      in the kernel, so this file is a translation unit of its own, with the watchdog's cold
+//      path inline (FMHA_WD_FIRE_INLINE); decode_sm90.cu's kernels keep theirs out of line
+//
+// Steps (decode_sm90.cu's labels):
+//   1   prologue: the 256 consumer threads quantise Q (the CTA's 128 rows); named barrier 1
+//   2a  load warps, per tile: wait for the slot's empty barrier, gather K_j, V_j and the scales
+//       into it; then publish the tile before (2a'): V transposed, fence, arrive on its full
+//   2b  consumer group g (warps 4g..4g+3, rows 64g..64g+63): wait for the slot's full barrier;
+//       S = Q K_j^T, D / 32 wgmma m64n128k32 e4m3; commit; wait
+//   2c  the slot's scales (K's on S's columns), the mask, the row max over the quad
+//   2d  P, V's scale into P, the row's P scale, P's codes into the group's P rows; O rescaled
+//   2e  fence; the group's barrier; O += P V_j (V^T from the slot), 4 wgmma; wait; every consumer
+//       thread arrives on the slot's empty barrier; the group's barrier
+//   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
+//   4   teardown: nothing to free
+#define FMHA_WD_FIRE_INLINE 1
+#include "decode_sm90_steps.cuh"
+#include "sm90/warpgroup.cuh"
+
+// The pipelined decode past 32 packed rows (--ring R with MQA's 128 rows; from 33 rows on, 128 a CTA): two
+// consumer warpgroups of 64 rows (warps 0-7) share every slot of a ring of R that the load
+// warpgroup (warps 8-11) keeps full with stage D's cp.async gather and V's transpose (load_role,
+// the swapped ring kernel's); a tile is gathered and transposed once for 128 rows, and neither
+// group waits for it while the ring runs ahead. The groups never meet inside the loop: each waits
+// for a slot's full barrier, computes S, the softmax and P V as the m64 kernel does, meets only its
+// own four warps (named barriers 3 and 4) around P, and every consumer thread arrives on the slot's
+// empty barrier once its P V has completed (256 arrivals a phase). FG23's variant arrives right
+// after S, before the softmax reads the slot's scales and P V its V^T.
+enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
+static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <= 65536,
+              "the register file: what the load warps give back covers what the consumers take");
+#if DEC_SM90_DEVICE
+template <int G> static __device__ __forceinline__ void group_sync()
+{
+    named_bar_sync<3 + G>(DEC_SM90_THREADS);
+}
+static __device__ __forceinline__ void group_sync(int g)
+{
+    if (g == 0) group_sync<0>();
+    else group_sync<1>();
+}
+#endif
+template <int D, int RING>
+static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS, 1)
+    decode_kernel_m64_ring(const __grid_constant__ dec_sm90_args a)
+{
+    static_assert(RING >= 2, "a ring of at least two slots");
+#if DEC_SM90_DEVICE
+    const dec_params &p = a.p;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
+    constexpr int BM = 2 * DEC_BM_SM90; // the CTA's packed rows
+    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING);
+    const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
+    const smem_tile tv_mn = dec_v_mn_tile(D);
+    uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];    // [BM x D] e4m3 K-major SW128: A of S = Q K^T
+    uint8_t *ring_base = smem + L.tile[DEC_SMEM_K]; // the ring's slots (ring_slot_at)
+    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];    // [BM x 128 kv] e4m3 K-major SW128: A of O = P V
+    float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
+    const int t = (int)(threadIdx.x % DEC_SM90_THREADS), g = (int)(threadIdx.x / DEC_SM90_THREADS); // g 2: the load warps
+    const int mtiles = dec_m_tiles(&p);
+    const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
+    const int len = p.seqlens[b], m0 = mt * BM + DEC_BM_SM90 * g, M = dec_rows(&p); // m0: a group's first row
+    const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
+    const float scale_log2 = p.scale * DEC_LOG2E;
+    int t0, t1;
+    dec_split_tiles(&p, len, split, &t0, &t1);
+
+    int rloc[2], nvis[2], qi[2], qh[2]; // a consumer thread's two packed rows, as in the m64 kernel
+    {
+        int r, c;
+        wgmma_acc_map(t, 0, &r, &c);
+        rloc[0] = r;
+        rloc[1] = r + 8;
+        for (int hi = 0; hi < 2; hi++) {
+            const int m = m0 + rloc[hi];
+            qi[hi] = qh[hi] = 0;
+            if (g < 2 && m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
+            nvis[hi] = g < 2 && m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
+        }
+    }
+    if (t0 >= t1) { // an empty split (a short sequence): it saw no key
+        if (g < 2 && t % 4 == 0)
+            for (int hi = 0; hi < 2; hi++)
+                if (m0 + rloc[hi] < M)
+                    p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        return;
+    }
+    const int end = dec_gather_end(&p, len);
+    const uint32_t bars = smem_u32(smem + L.bars);
+    if (threadIdx.x == 0) {
+        for (int sl = 0; sl < RING; sl++) {
+            mbar_init(bars + 8u * dec_ring_full_bar(sl), DEC_RING_FULL_COUNT);
+            mbar_init(bars + 8u * dec_ring_empty_bar(RING, sl), DEC_M64_RING_CONS);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads(); // the last barrier the load warps and the consumers meet at
+    // Registers by role: 384 threads get 168 each at launch; the consumers' S and O fragments (two
+    // x D / 2 floats) want more, the gather and the transpose far fewer
+    if (g == 2) {
+        wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
+        load_role<D, RING, DEC_M64_RING_CONS>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
+        return;
+    }
+    wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
+
+    // Step 1: prologue: Q quantised per row, the CTA's 128 rows by the 256 consumer threads
+    quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
+    named_bar_sync<1>(DEC_M64_RING_CONS);
+    float rowfac[2];
+    for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[DEC_BM_SM90 * g + rloc[hi]];
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f}, u_i[2] = {1.0f, 1.0f};
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
+    const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23
+    // The MMAs' descriptors at K step 0, encoded once: this group's Q and P rows, K and Vt in slot 0
+    // (a slot's offset added per tile)
+    const ring_slot sl0 = ring_slot_at<D>(ring_base, 0);
+    const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), DEC_BM_SM90 * g, 0);
+    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), DEC_BM_SM90 * g, 0);
+    const uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(sl0.k), 0, 0);
+    const uint64_t dvt0 = smem_tile_desc_sm90(&tvt, smem_u32(sl0.vt), 0, 0);
+    const int w0 = m0 + 16 * (t / 32); // the warp's first row: warps past the rows skip the softmax
+    ring_state rs = ring_make(RING);
+    for (int j = t0; j < t1; j++) {
+        const int kv0 = j * DEC_BN;
+        const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
+        const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
+        const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
+        // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the slot
+        mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+
+        // Step 2b: S = Q K_j^T
+        float s[DEC_BN / 2];
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 2; i++) s[i] = 0.0f;
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < D; k += 32)
+            wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, off), k), k > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
+
+        // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
+        // this group's rows, O rescaled (softmax_tile, the m64 kernel's)
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, tp, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, tp, t, DEC_BM_SM90 * g);
+
+        // Step 2e: O += P V_j; then the slot is released (every consumer thread), P free for the next tile
+        fence_proxy_async();
+        group_sync(g);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < DEC_BN; k += 32)
+            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90_k(&tp, dp, k),
+                                      smem_desc_add(dvt0, off + dec_vt_step_offset(&tvt, &tv_mn, false, 0, k)), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        if (!early) mbar_arrive(empty);
+        ring_advance(&rs);
+        group_sync(g); // every warp's P V has read P before any warp writes the next tile's
+    }
+
+    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE
+    float fin[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
+        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
+    }
+    const bool split_out = p.splits > 1;
+#pragma unroll
+    for (int i = 0; i < D / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
+        const int hi = (i >> 1) & 1;
+        if (m0 + rloc[hi] >= M) continue;
+        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
+        if (split_out) {
+            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
+            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
+        } else {
+            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+        }
+    }
+    if (t % 4 == 0) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
+        }
+    }
+    // Step 4: teardown: nothing to free
+#else
+    (void)a;
+#endif
+}
+
+// The instantiations decode_sm90.cu's dispatch takes (D 64 and 128, 2..4 slots; D = 256's two slots
+// and Q exceed the SMEM, and stage_d.c refuses them); nullptr elsewhere.
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring)
+{
+    if (d == 64) return ring == 2 ? decode_kernel_m64_ring<64, 2> : ring == 3 ? decode_kernel_m64_ring<64, 3>
+                       : ring == 4 ? decode_kernel_m64_ring<64, 4> : nullptr;
+    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2> : ring == 3 ? decode_kernel_m64_ring<128, 3> : nullptr;
+    return nullptr;
+}

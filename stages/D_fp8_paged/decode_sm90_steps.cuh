@@ -1,0 +1,531 @@
+// Stage D's sm90 steps, shared by its kernels (decode_sm90.cu: the swapped and the 64-row
+// kernels; decode_ring_sm90.cu: the 64-row pipelined kernel): the kernels' parameter, the gather
+// (cp.async and TMA), the transpose, the softmax of the 64-row kernels, the ring's load role, the
+// row reductions. The step labels are decode_sm90.cu's. Included once per translation unit: a
+// unit that defines FMHA_WD_FIRE_INLINE first (setmaxnreg allows no calls) gets the watchdog's
+// cold path inline.
+#ifndef FMHA_STAGE_D_DECODE_SM90_STEPS_CUH
+#define FMHA_STAGE_D_DECODE_SM90_STEPS_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device/launch.cuh"
+#include "decode.h"
+#include "host/tmap_encode.h"
+#include "model/frag_map.h"
+
+// The kernels' one parameter: stage D's params and, for the TMA gather (--kv-tma 1), the tensor
+// maps of K and V (dec_kv_tma_box's 3-D view of the cache). __grid_constant__ in the kernels, so
+// the copies can take the maps' address in parameter space; zeros when the gather is cp.async.
+struct dec_sm90_args {
+    dec_params p;
+    CUtensorMap tk, tv;
+};
+typedef void (*dec_sm90_kernel)(dec_sm90_args);
+// decode_ring_sm90.cu: the pipelined kernel past 32 packed rows at head dim d with `ring` slots
+// (nullptr where there is none)
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring);
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
+#include "device/bf16_pack.cuh"
+#include "device/fast_exp2.cuh"
+#include "device/cp_async.cuh"
+#include "device/prefetch.cuh"
+#include "device/e4m3.cuh"
+#include "device/e4m3_transpose.cuh"
+#include "device/mbarrier.cuh"
+#include "device/named_bar.cuh"
+#include "device/smem.cuh"
+#include "device/tma.cuh"
+#include "attn/ring.h"
+#include "sm90/warpgroup.cuh"
+#include "sm90/wgmma.cuh"
+#define DEC_SM90_DEVICE 1
+#else
+#define DEC_SM90_DEVICE 0
+#endif
+
+// Resident CTAs per SM the register budget is sized for: decode is latency-bound, and each
+// resident CTA has its own tile loads in flight. 2 gives 255 registers a thread (S, O and the
+// tile addresses need them: 3, at 170 registers, spills 400-2600 bytes).
+#ifndef DEC_SM90_MIN_CTAS
+#define DEC_SM90_MIN_CTAS 2
+#endif
+// The swapped kernel at 8 packed rows and D <= 128 fits in 128 registers (52 bytes spill at D =
+// 128), so 4 CTAs share an SM (4 x 53.6 KB of SMEM fits too): on the H200 that took GQA B64 Hkv8
+// Skv 8k from 0.427 ms (3 CTAs, 3 splits) to 0.373 ms (4 CTAs, one wave unsplit). Wider tiles keep
+// what ptxas picks (8 rows at D = 256: 244; 16 and 32 rows: 222 to 255, 2 CTAs).
+// The pipelined kernel's ring holds 2-4 tiles of K and V, so fewer CTAs share an SM: at 8 packed
+// rows and D <= 128 it asks for 2 (128 registers a thread, as the 4-CTA kernel has), elsewhere for
+// 1 (255 a thread). setmaxnreg (the load warpgroup giving registers to the consumers) failed in
+// ptxas for these kernels (C7600 at every consumer count tried: 176, 200, 216).
+template <int D, int NR, int RING> struct swapped_min_ctas {
+    static constexpr int value = RING > 0 ? ((NR <= 8 && D <= 128) ? 2 : 1) : (NR <= 8 && D <= 128) ? 4 : 1;
+};
+// The consumer warpgroup, plus the load warps with a ring.
+static constexpr int dec_sm90_threads(int ring) { return DEC_SM90_THREADS + (ring > 0 ? DEC_SM90_LOAD_THREADS : 0); }
+// A CTA's threads for `rows` packed rows: two warpgroups at 128 rows (--m64-groups 2), and the load
+// warpgroup with a ring.
+static constexpr int dec_sm90_block(int rows, int ring)
+{
+    return rows == 2 * DEC_BM_SM90 ? 2 * DEC_SM90_THREADS + (ring > 0 ? DEC_SM90_LOAD_THREADS : 0) : dec_sm90_threads(ring);
+}
+
+#if DEC_SM90_DEVICE
+// --timeline: thread 0 stamps what of its CTA (DEC_TL_*: %globaltimer, or the SM's id). Only the
+// kernels instantiated with TL = true stamp (kernel_of picks them when p.timeline is set): a test
+// on the pointer in every kernel cost up to 0.8% of the decode (notes/device-runs.md, run 71).
+static __device__ __forceinline__ void timeline_stamp(const dec_params &p, int what)
+{
+    if (p.timeline == nullptr || threadIdx.x != 0) return;
+    const uint64_t cta = blockIdx.x + (uint64_t)gridDim.x * (blockIdx.y + (uint64_t)gridDim.y * blockIdx.z);
+    uint64_t v;
+    if (what == DEC_TL_SM) {
+        uint32_t sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        v = sm;
+    } else {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    }
+    p.timeline[cta * DEC_TL_WORDS + what] = v;
+}
+
+// Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
+// row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
+template <int D, int NR>
+static __device__ __forceinline__ void quantise_q_rows(const dec_params &p, int b, int hk, int m0, uint8_t *smem_q,
+                                                       const smem_tile &tq, float *sm_sq)
+{
+    // Threads past the tile's NR rows stay in the function: the shuffle below names the whole warp
+    // (a lane that returned early would leave it waiting forever)
+    const int r = threadIdx.x / 2, half = threadIdx.x % 2, m = m0 + r;
+    const bool in_tile = r < NR;
+    const bool valid = in_tile && m < dec_rows(&p);
+    int i = 0, h = 0;
+    if (valid) dec_unpack_row(&p, hk, m, &i, &h);
+    const uint4 *src = (const uint4 *)(p.q + (((int64_t)b * p.sq + i) * p.hq + h) * D + half * (D / 2));
+    float amax = 0.0f;
+    if (valid)
+#pragma unroll 4
+        for (int c = 0; c < D / 16; c++) {
+            amax = bf16x8_absmax(src[c], amax);
+        }
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+    const float sq = amax > 0.0f ? amax / DEC_E4M3_MAX : 1.0f;
+#pragma unroll 4
+    for (int c = 0; c < D / 16; c++) {
+        uint2 codes = {0u, 0u};
+        if (valid) {
+            const uint4 x = src[c];
+            const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+            float f[8];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                f[2 * k] = __uint_as_float(w[k] << 16) / sq;
+                f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u) / sq;
+            }
+            codes.x = pack_e4m3x4(f[0], f[1], f[2], f[3]);
+            codes.y = pack_e4m3x4(f[4], f[5], f[6], f[7]);
+        }
+        if (in_tile) *(uint2 *)(smem_q + smem_tile_offset(&tq, r, half * (D / 2) + 8 * c)) = codes;
+    }
+    if (in_tile && half == 0) sm_sq[r] = sq;
+}
+
+// Step 2a: the tile's K and V rows and scales by cp.async, through the block table, by NT threads
+// (t = 0 .. NT - 1: the whole warpgroup, or the pipelined kernel's load role). Thread t looks up
+// tokens kv0 + t + NT g (g < 128 / NT) once (their scales are its own copies); warp w then copies
+// the rows of the 32 tokens its lanes looked up for each g, 16 bytes a copy, D/16 consecutive lanes
+// per row (coalesced), each lane taking the row offset of its token from the lane that looked it
+// up. Tokens at or past `end` (the sequence's last token + 1) are zero-filled without a read (src
+// size 0). V lands in Vs in the K-major layout of K (the transpose reads it from there), or (FG20
+// variant) in the MN-major layout the broken MMA reads.
+template <int D, int NT>
+static __device__ __forceinline__ void gather_tile(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
+                                                   uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
+                                                   const smem_tile &tv_mn, float *sm_sk, float *sm_sv, int t)
+{
+    constexpr int CH = D / 16, TPT = DEC_BN / NT; // chunks per row, tokens a thread looks up
+    static_assert(NT % 32 == 0 && DEC_BN % NT == 0, "whole warps, whole tiles");
+    const int lane = t % 32, w = t / 32;
+    int64_t my_row[TPT];
+#pragma unroll
+    for (int g = 0; g < TPT; g++) { // every table lookup of the tile first: their loads overlap
+        const int tok = kv0 + t + NT * g;
+        my_row[g] = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    }
+    const bool v_as_stored = p.faults & DEC_FAULT_V_NOT_TRANSPOSED;
+#pragma unroll
+    for (int g = 0; g < TPT; g++) {
+        const int64_t row = my_row[g];
+        cp_async_4(sm_sk + t + NT * g, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+        cp_async_4(sm_sv + t + NT * g, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+#pragma unroll 1
+        for (int k = 0; k < CH; k++) {
+            const int c = lane + 32 * k, nw = c / CH, ch = c % CH, n = 32 * w + nw + NT * g;
+            const int64_t r = __shfl_sync(0xFFFFFFFFu, row, nw);
+            const int64_t src = (r < 0 ? 0 : r) * D + 16 * ch;
+            const int bytes = r < 0 ? 0 : 16;
+            cp_async_16(smem_k + smem_tile_offset(&tk, n, 16 * ch), p.k + src, bytes);
+            cp_async_16(smem_vs + (v_as_stored ? smem_tile_offset(&tv_mn, 16 * ch, n) : smem_tile_offset(&tk, n, 16 * ch)),
+                        p.v + src, bytes);
+        }
+    }
+}
+
+// Step 2a (--prefetch N): the L2 lines a later tile's gather will read (each token's K and V row
+// and its two scales), by NT threads, token by token as gather_tile takes them: no SMEM, no
+// register kept, no wait; the lookups of the block table are the only loads.
+template <int D, int NT>
+static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const int32_t *table, int hk, int kv0, int end,
+                                                     int t)
+{
+    constexpr int TPT = DEC_BN / NT, LINES = D > 128 ? D / 128 : 1; // 128-byte lines of a row
+    int64_t row[TPT];
+#pragma unroll
+    for (int g = 0; g < TPT; g++) { // the lookups first: their loads overlap
+        const int tok = kv0 + t + NT * g;
+        row[g] = tok < end ? dec_token_row(&p, table, tok, hk) : -1;
+    }
+#pragma unroll
+    for (int g = 0; g < TPT; g++) {
+        if (row[g] < 0) continue;
+#pragma unroll
+        for (int l = 0; l < LINES; l++) {
+            prefetch_l2(p.k + row[g] * D + 128 * l);
+            prefetch_l2(p.v + row[g] * D + 128 * l);
+        }
+        prefetch_l2(p.k_scale + row[g]);
+        prefetch_l2(p.v_scale + row[g]);
+    }
+}
+
+// The TMA gather's three parts, which --kv-tma 2 spreads over the tile before:
+// warp 0's lane q looks up box q (tma_box_of), the lanes issue the boxes (tma_issue_boxes), every
+// thread copies its token's scales (scale_row_of, scales_issue).
+static __device__ __forceinline__ int64_t tma_box_of(const dec_params &p, const int32_t *table, int kv0, int end)
+{
+    return (int)threadIdx.x < DEC_BN / dec_kv_tma_box_rows(p.page) ? dec_kv_tma_box(&p, table, kv0, threadIdx.x, end) : -1;
+}
+template <int D>
+static __device__ __forceinline__ void tma_issue_boxes(const dec_sm90_args &a, int64_t tok, int hk, uint8_t *smem_k,
+                                                       uint8_t *smem_vs, const smem_tile &tk, uint32_t bar)
+{
+    constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
+    const int t = threadIdx.x, rows = dec_kv_tma_box_rows(a.p.page);
+    const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
+    if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
+    __syncwarp();
+    if (tok >= 0) {
+#pragma unroll
+        for (int kb = 0; kb < KB; kb++) {
+            const uint32_t off = smem_tile_offset_raw(&tk, t * rows, 128 * kb); // 1024-aligned: rows % 8 == 0
+            tma_load_3d(smem_u32(smem_k) + off, &a.tk, bar, 128 * kb, hk, (int)tok);
+            tma_load_3d(smem_u32(smem_vs) + off, &a.tv, bar, 128 * kb, hk, (int)tok);
+        }
+    }
+}
+static __device__ __forceinline__ int64_t scale_row_of(const dec_params &p, const int32_t *table, int kv0, int end, int hk)
+{
+    const int my_tok = kv0 + (int)threadIdx.x; // the token whose scales this thread copies
+    return my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
+}
+static __device__ __forceinline__ void scales_issue(const dec_params &p, int64_t row, float *sm_sk, float *sm_sv)
+{
+    cp_async_4(sm_sk + threadIdx.x, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + threadIdx.x, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+}
+
+// --kv-tma 2's lookups, a tile further ahead than its copies: at tile j the raw block-table
+// entries of tile j+2 are loaded (table_entries_load) and not used until tile j+1 turns those of
+// tile j+1, loaded a tile before, into its box rows and scale rows (rows_of_entries: adds and one
+// multiply, no division: dec_tile_cursor). Loading and using the entries in one step left every
+// warp waiting for the table's load each tile (ncu, B128 Hq32 Hkv8 Skv 4k: 5.7% of the stall
+// samples on its first use). -1: the box or token starts at or past `end` (nothing loaded).
+struct dec_table_ahead {
+    dec_table_pos fb, ft;     // warp 0's lane q: box q's fixed part; every thread: its token's
+    int32_t box_pg, tok_pg;   // the entries of the tile after next (box: warp 0's lanes only)
+};
+static __device__ __forceinline__ void table_entries_load(const dec_params &p, const int32_t *table, dec_table_pos cur,
+                                                          int kv0, int end, dec_table_ahead &la)
+{
+    const int t = threadIdx.x, rows = dec_kv_tma_box_rows(p.page);
+    la.box_pg = t * rows < DEC_BN && kv0 + t * rows < end ? __ldg(table + cur.entry + la.fb.entry) : -1; // box t
+    la.tok_pg = kv0 + t < end ? __ldg(table + cur.entry + la.ft.entry) : -1;
+}
+static __device__ __forceinline__ void rows_of_entries(const dec_params &p, dec_table_pos cur, const dec_table_ahead &la,
+                                                       int hk, int64_t &box, int64_t &row)
+{
+    box = la.box_pg < 0 ? -1 : (int64_t)la.box_pg * p.page + cur.offset + la.fb.offset;
+    row = la.tok_pg < 0 ? -1 : ((int64_t)la.tok_pg * p.page + cur.offset + la.ft.offset) * p.hkv + hk;
+}
+
+// Step 2a (--kv-tma 1): warp 0 issues the tile's boxes (dec_kv_tma_box: one a page of the tile,
+// up to the sequence's end; D = 256 two, one per 128-byte K block) for K and V into the K-major
+// SW128 tiles on the CTA's kv barrier: lane q looks up box q's page (the lookups of all boxes in
+// flight at once, not one after the other), lane 0 announces their bytes (FG15), then each lane
+// issues its own. Every thread copies its token's two scales as gather_tile does (zero past `end`).
+// A box lands a whole page, so rows past `end` hold what the page holds: the transpose zeroes V's
+// (transpose_v<D, true>); K's only meet masked scores. The previous tile's reads of K (its MMAs,
+// waited for) and of Vs (the transpose, then every thread's proxy fence) precede these writes
+// through the barriers between the tiles.
+template <int D>
+static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                       int end, uint8_t *smem_k, uint8_t *smem_vs, const smem_tile &tk,
+                                                       float *sm_sk, float *sm_sv, uint32_t bar)
+{
+    static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
+    static_assert(DEC_BN / 8 <= 32, "a warp's lanes hold every box of a tile (pages of 8 tokens or more)");
+    if (threadIdx.x < 32) tma_issue_boxes<D>(a, tma_box_of(a.p, table, kv0, end), hk, smem_k, smem_vs, tk, bar);
+    scales_issue(a.p, scale_row_of(a.p, table, kv0, end, hk), sm_sk, sm_sv);
+}
+
+// Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
+// lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block), each lane at its
+// own chunk of a group of 4 (dec_transpose_chunk: the reads free of bank conflicts). TAIL: tokens at or
+// past `valid` (of the tile) become zeros.
+template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32>
+static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
+                                                   unsigned t, int valid = DEC_BN)
+{
+    static_assert(NW % 4 == 0, "whole groups of 4 chunks a round (dec_transpose_chunk)");
+    static_assert(D % 64 == 0, "dec_transpose_chunk permutes aligned groups of 4 chunks");
+    const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
+#pragma unroll
+    for (int ch = w; ch < D / 16; ch += NW)
+        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, a, dec_transpose_chunk(ch, a), valid);
+}
+
+// Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
+// of the registers skipped at compile time; t: the thread in its warpgroup, prow0: the group's
+// first row in P): the scales (K's on S's columns), the mask, the row max
+// over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
+// codes into SMEM; the correction O *= alpha u / sp.
+template <int D, int HALVES>
+static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                    float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                    const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                    const float *sk, const float *sv, uint8_t *smem_p,
+                                                    const smem_tile &tp, int t, int prow0)
+{
+    // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
+    float mx[2] = {m_i[0], m_i[1]};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        float colscale = sk[c];
+        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[prow0 + rloc[hi]]; // FG17: key r's scale on row r
+        if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
+        s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
+        mx[hi] = fmaxf(mx[hi], s[i]);
+    }
+    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
+        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
+        base[hi] = fmha_exp_base(mx[hi], 0);
+        alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
+        m_i[hi] = mx[hi];
+        l_i[hi] *= alpha[hi];
+    }
+    float pmax[2] = {0.0f, 0.0f}, svmax[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i++) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        s[i] = fast_exp2(s[i] - base[hi]);
+        l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
+        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
+        const float v_scale = sv[c];
+        if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[i] *= v_scale;
+        pmax[hi] = fmaxf(pmax[hi], s[i]);
+        svmax[hi] = fmaxf(svmax[hi], v_scale);
+    }
+    float sp[2] = {1.0f, 1.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 1));
+        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 2));
+        sp[hi] = dec_p_scale(pmax[hi], svmax[hi]);
+    }
+    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
+        *(uint16_t *)(smem_p + smem_tile_offset(&tp, prow0 + r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+    }
+    // the correction, in the new unit sp: O *= alpha u / sp
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
+        u_i[hi] = sp[hi];
+    }
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+}
+
+// Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
+template <int D, int NTH = DEC_SM90_THREADS>
+static __device__ __forceinline__ void copy_v_as_stored(const uint8_t *smem_vs, uint8_t *smem_vt, uint32_t bytes)
+{
+    for (uint32_t i = 16u * threadIdx.x; i < bytes; i += 16u * NTH)
+        *(uint4 *)(smem_vt + i) = *(const uint4 *)(smem_vs + i);
+}
+
+// Step 3's LSE of one packed row (query head h, new row i), natural log; -inf for a row that saw
+// no key; into LSE_part of this split with split-KV, else into LSE.
+static __device__ __forceinline__ void store_lse(const dec_params &p, bool split_out, int split, int b, int h, int i,
+                                                 float m, float l)
+{
+    const float lse = l > 0.0f ? m * DEC_LN2 + logf(l) : -INFINITY;
+    const int64_t li = ((int64_t)b * p.hq + h) * p.sq + i;
+    if (split_out) p.lse_part[(int64_t)split * p.b * p.hq * p.sq + li] = lse;
+    else p.lse[li] = lse;
+}
+
+// The second half of steps 2a and 2a': the tile's copies waited for (cp.async; KT: the kv barrier
+// at `phase` too), V transposed to K-major (the FG20 variant copies it as stored; KT zeroes its
+// rows past `end`, on the one tile that ends before DEC_BN keys: the test is CTA-uniform, whole
+// tiles skip the selects), and all of it made visible to the async proxy (the MMAs) and to every
+// thread. --kv-tma 2 issued the copies during the tile before and starts each tile here.
+enum { DEC_SITE_KV_TMA = 3 }; // the watchdog's wait site of the TMA gather (1, 2: the ring's)
+template <int D, bool KT, int NTH = DEC_SM90_THREADS>
+static __device__ __forceinline__ void kv_tile_land(const dec_params &p, int kv0, int end, const uint8_t *smem_vs,
+                                                    uint8_t *smem_vt, const smem_tile &tk, const smem_tile &tv_mn,
+                                                    bool v_mn, uint32_t bar, uint32_t phase)
+{
+    cp_async_wait_all();
+    if constexpr (KT) mbar_wait(bar, phase, p.wd, DEC_SITE_KV_TMA);
+    __syncthreads();
+    if (KT && end - kv0 < DEC_BN) transpose_v<D, true, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x, end - kv0);
+    else if (!KT && v_mn) copy_v_as_stored<D, NTH>(smem_vs, smem_vt, tv_mn.bytes); // FG20 (no TMA: stage_d.c)
+    else transpose_v<D, false, NTH / 32>(smem_vs, smem_vt, tk, threadIdx.x);
+    fence_proxy_async();
+    __syncthreads();
+}
+
+// Steps 2a and 2a' of both kernels: the tile's K, V and scales gathered (cp.async; KT: K and V by
+// TMA boxes on the kv barrier `bar`, waited for at `phase`), the L2 prefetch of tiles pf_lo..pf_hi
+// issued behind them (--prefetch: dec_prefetch_range), then landed and transposed (kv_tile_land).
+// NTH: the CTA's threads (256: two warpgroups share the tile; the first gathers, all transpose).
+template <int D, bool KT, int NTH = DEC_SM90_THREADS>
+static __device__ __forceinline__ void kv_tile_in(const dec_sm90_args &a, const int32_t *table, int hk, int kv0,
+                                                  int end, uint8_t *smem_k, uint8_t *smem_vs, uint8_t *smem_vt,
+                                                  const smem_tile &tk, const smem_tile &tv_mn, const smem_tile &tvt,
+                                                  float *sk, float *sv, bool v_mn, int pf_lo, int pf_hi, uint32_t bar,
+                                                  uint32_t phase)
+{
+    const dec_params &p = a.p;
+    if (NTH == DEC_SM90_THREADS || threadIdx.x < DEC_SM90_THREADS) { // the first warpgroup gathers
+        if constexpr (KT) tma_gather_tile<D>(a, table, hk, kv0, end, smem_k, smem_vs, tk, sk, sv, bar);
+        else gather_tile<D, DEC_SM90_THREADS>(p, table, hk, kv0, end, smem_k, smem_vs, tk, tv_mn, sk, sv, threadIdx.x);
+        for (int q = pf_lo; q <= pf_hi; q++)
+            prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, threadIdx.x);
+    }
+    kv_tile_land<D, KT, NTH>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, bar, phase);
+}
+
+// The pipelined decode (--ring R, the swapped kernel): load warps of their own (warps 4..) fill a
+// ring of R slots ahead of the consumers (warps 0-3), which only wait for a slot, transpose its V
+// and compute. The consumers meet at named barrier 1 (128 threads) instead of __syncthreads.
+enum { DEC_SITE_RING_FULL = 1, DEC_SITE_RING_EMPTY = 2 }; // the watchdog's wait sites
+template <int RING> static __device__ __forceinline__ void consumers_sync()
+{
+    if constexpr (RING > 0) named_bar_sync<1>(DEC_SM90_THREADS);
+    else __syncthreads();
+}
+
+struct ring_slot {
+    uint8_t *k, *vs; // [Bc x D] each, K-major SW128
+    float *sk, *sv;  // [Bc] each
+    uint8_t *vt;     // [D x Bc] K-major SW128: V transposed, A of O^T = V^T P^T
+};
+template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_t *ring_base, int slot)
+{
+    const dec_ring_slot_offsets o = dec_ring_slot_at(D, slot);
+    ring_slot r = {ring_base + o.k, ring_base + o.vs, (float *)(ring_base + o.sk), (float *)(ring_base + o.sv), ring_base + o.vt};
+    return r;
+}
+
+enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
+template <int D>
+static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt)
+{
+    static_assert(DEC_SM90_LOAD_THREADS == 128, "the transpose takes a warpgroup");
+    named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
+    transpose_v<D>(sl.vs, sl.vt, tk, (unsigned)lt);
+    fence_proxy_async();
+    mbar_arrive(full);
+}
+
+// The load role's loop: wait for the slot's release, gather, publish the tile before (publish).
+// NCONS: the consumer threads before the load warps (the swapped kernel's one warpgroup, or the
+// 64-row ring kernel's two).
+template <int D, int RING, int NCONS = DEC_SM90_THREADS>
+static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
+                                                 int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
+                                                 const smem_tile &tv_mn)
+{
+    static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
+    const int lt = threadIdx.x - NCONS; // 0 .. DEC_SM90_LOAD_THREADS - 1
+    ring_state s = ring_make(RING);
+    int pending = -1; // the slot whose copies are in flight and not yet published
+    for (int j = t0; j < t1; j++) {
+        mbar_wait(bars + 8u * dec_ring_empty_bar(RING, s.slot), ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY);
+        const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
+        gather_tile<D, DEC_SM90_LOAD_THREADS>(p, table, hk, j * DEC_BN, end, sl.k, sl.vs, tk, tv_mn, sl.sk, sl.sv, lt);
+        cp_async_commit();
+        if (pending >= 0) {
+            cp_async_wait_group<1>();
+            publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+        }
+        pending = s.slot;
+        ring_advance(&s);
+    }
+    cp_async_wait_all();
+    publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+}
+
+
+// Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
+// the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
+// shuffles; the warp totals meet in SMEM (red [4 warps][NR]) after a barrier.
+static __device__ __forceinline__ float warp_max_over_keys(float x)
+{
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 4));
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 8));
+    return fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 16));
+}
+static __device__ __forceinline__ float warp_sum_over_keys(float x)
+{
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 4);
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 8);
+    return x + __shfl_xor_sync(0xFFFFFFFFu, x, 16);
+}
+#endif
+
+// The thread's packed rows: accumulator register i of an m64nNR fragment is column (packed row)
+// 8 (i / 4) + 2 (lane % 4) + (i % 2) (model/frag_map.h); jr = 2 (i / 4) + (i % 2) numbers the NR / 4
+// rows a thread holds, the same in S^T and O^T (both have the packed rows as N).
+static __device__ __forceinline__ int row_of(int jr) { return 8 * (jr / 2) + 2 * (threadIdx.x % 4) + jr % 2; }
+static __device__ __forceinline__ int jr_of(int i) { return 2 * (i >> 2) + (i & 1); }
+
+#endif
