@@ -92,6 +92,8 @@ FMHA_HD dec_ring_slot_offsets dec_ring_slot_at(int d, int slot)
 }
 FMHA_HD uint32_t dec_ring_full_bar(int slot) { return (uint32_t)(DEC_NUM_BARS + slot); }
 FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(DEC_NUM_BARS + ring + slot); }
+/* (the empty count is the swapped kernel's one consumer warpgroup; decode_ring_sm90.cu's two groups
+ * count 2 x DEC_SM90_THREADS) */
 enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = DEC_SM90_LOAD_THREADS,
        DEC_RING_EMPTY_COUNT = DEC_SM90_THREADS };
 

@@ -51,8 +51,11 @@
 // empty barrier once its P V has completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
 enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
-static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <= 65536,
-              "the register file: what the load warps give back covers what the consumers take");
+// What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
+// 384, a multiple of 8), not the whole register file; a split above it would block setmaxnreg.inc
+static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <=
+                  (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
+              "the registers the load warps give back cover what the consumers take");
 #if DEC_SM90_DEVICE
 template <int G> static __device__ __forceinline__ void group_sync()
 {
@@ -131,6 +134,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
 
     // Step 1: prologue: Q quantised per row, the CTA's 128 rows by the 256 consumer threads
     quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
+    fence_proxy_async(); // Q's generic stores, read by S's MMAs (the async proxy)
     named_bar_sync<1>(DEC_M64_RING_CONS);
     float rowfac[2];
     for (int hi = 0; hi < 2; hi++) rowfac[hi] = scale_log2 * sm_sq[DEC_BM_SM90 * g + rloc[hi]];
@@ -138,7 +142,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     float o[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
-    const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE; // FG23
+    // FG23; the other footgun variants are refused with the ring (stage_d.c), so none is handled here
+    const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE;
     // The MMAs' descriptors at K step 0, encoded once: this group's Q and P rows, K and Vt in slot 0
     // (a slot's offset added per tile)
     const ring_slot sl0 = ring_slot_at<D>(ring_base, 0);
@@ -155,6 +160,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
         // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the slot
         mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+        __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
 
         // Step 2b: S = Q K_j^T
         float s[DEC_BN / 2];

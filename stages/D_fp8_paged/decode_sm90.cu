@@ -157,6 +157,9 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
+    // The ring's consumers reach S's MMA from a slot's barrier, with no kv_tile_land (whose proxy
+    // fence covers Q in the other kernels): Q's generic stores fenced for the async proxy here
+    if constexpr (RING > 0) fence_proxy_async();
     consumers_sync<RING>();
     float rowfac[RPT], m_i[RPT], l_i[RPT], u_i[RPT];
 #pragma unroll
@@ -751,6 +754,7 @@ static int occupancy_rows(int d, int ring, int kt)
     const uint32_t smem = dec_smem_layout_of(NR, d, ring, kt).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
         dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false);
+        if (!k) return 0; // no kernel for this ring at this D (stage_d.c refuses it before)
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {

@@ -22,8 +22,9 @@ static int bm_of(const fmha_opts *o)
     return bm == DEC_BM_SM90 && (o->m64_groups == 2 || o->ring) ? 2 * DEC_BM_SM90 : bm;
 }
 
-/* --ring: the pipelined decode (sm90: the swapped kernel with a load warpgroup and a ring; sm100 and
- * emu: the load warp runs ahead into the ring's slots). */
+/* --ring: the pipelined decode (sm90: a load warpgroup and a ring, with the swapped kernel up to 32
+ * packed rows and two 64-row consumer groups past them; sm100 and emu: the load warp runs ahead
+ * into the ring's slots). Of the footgun variants only FG23's runs with it. */
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
