@@ -9,9 +9,9 @@
  *      sequences
  *   D  the FP8 paged decode: page 16..256, ragged lengths (1, page and tile multiples +-1), Sq 1..8,
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
- *      pipelined decode (--ring 2..4), the L2 prefetch (--prefetch 1..4), the TMA gather
- *      (--kv-tma 1, and 2 with the next tile's boxes ahead: sm90's default up to 32 packed rows,
- *      so the table runs it too), the cp.async gather (--kv-tma 0)
+ *      pipelined decode (--ring 2..4, the swapped kernel's and past 32 rows the two-group one),
+ *      the L2 prefetch (--prefetch 1..4), the TMA gather (--kv-tma 1, and 2 with the next tile's
+ *      boxes ahead: sm90's default, so the table runs it too), the cp.async gather (--kv-tma 0)
  *      and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their rows are listed
  *      here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
