@@ -127,7 +127,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
         wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
-        load_role<D, RING, DEC_M64_RING_CONS>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
+        load_role<D, RING, DEC_M64_RING_CONS, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
         return;
     }
     wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();

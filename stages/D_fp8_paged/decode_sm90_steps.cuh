@@ -478,8 +478,10 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
 
 // The load role's loop: wait for the slot's release, gather, publish the tile before (publish).
 // NCONS: the consumer threads before the load warps (the swapped kernel's one warpgroup, or the
-// 64-row ring kernel's two).
-template <int D, int RING, int NCONS = DEC_SM90_THREADS>
+// 64-row ring kernel's two). SLEEP: the wait for a slot's release sleeps between probes (stage F's
+// producer's wait), so the load warps' probes leave the issue slots to the consumers (the 64-row
+// ring kernel's; the swapped ring kernel keeps the spin it was measured with).
+template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false>
 static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
                                                  const smem_tile &tv_mn)
@@ -489,7 +491,9 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
     ring_state s = ring_make(RING);
     int pending = -1; // the slot whose copies are in flight and not yet published
     for (int j = t0; j < t1; j++) {
-        mbar_wait(bars + 8u * dec_ring_empty_bar(RING, s.slot), ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY);
+        const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, s.slot);
+        if constexpr (SLEEP) mbar_wait_budget_sleep(empty, ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY, FMHA_MBAR_WAIT_PROBES);
+        else mbar_wait(empty, ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY);
         const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
         gather_tile<D, DEC_SM90_LOAD_THREADS>(p, table, hk, j * DEC_BN, end, sl.k, sl.vs, tk, tv_mn, sl.sk, sl.sv, lt);
         cp_async_commit();
