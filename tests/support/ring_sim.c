@@ -15,7 +15,7 @@ typedef struct {
 typedef struct {
     ring *r;
     ring_state st;
-    int tile, pc, reads, seen;
+    int tile, pc, reads, seen, id;
 } role_state;
 
 static role_step producer_step(role_sim *sim, int role, void *state)
@@ -55,8 +55,8 @@ static role_step consumer_step(role_sim *sim, int role, void *state)
         if (c->pc == 1) { /* the MMA starts reading the slot */
             c->seen = r->slot_tile[c->st.slot];
             if (c->seen != c->tile) {
-                snprintf(msg, sizeof msg, "consumer: slot %d holds tile %d when tile %d was waited for", c->st.slot, c->seen,
-                         c->tile);
+                snprintf(msg, sizeof msg, "consumer %d: slot %d holds tile %d when tile %d was waited for", c->id, c->st.slot,
+                         c->seen, c->tile);
                 return role_sim_fail(sim, msg);
             }
             if (r->cfg->release_early) mbar_model_arrive(&r->empty[c->st.slot]); /* FG23: released at issue */
@@ -64,7 +64,7 @@ static role_step consumer_step(role_sim *sim, int role, void *state)
             c->pc = 2;
         }
         if (r->slot_tile[c->st.slot] != c->seen) {
-            snprintf(msg, sizeof msg, "consumer: slot %d overwritten (tile %d) while tile %d was read", c->st.slot,
+            snprintf(msg, sizeof msg, "consumer %d: slot %d overwritten (tile %d) while tile %d was read", c->id, c->st.slot,
                      r->slot_tile[c->st.slot], c->seen);
             return role_sim_fail(sim, msg);
         }
@@ -83,18 +83,22 @@ int ring_sim_run(const ring_sim_cfg *cfg, uint64_t seed, char *report, size_t le
 {
     ring r;
     r.cfg = cfg;
+    const int nc = cfg->consumers > 1 ? RING_SIM_MAX_CONSUMERS : 1;
     for (int i = 0; i < cfg->depth; i++) {
         mbar_model_reset(&r.full[i]);
         mbar_model_init(&r.full[i], 1);
         mbar_model_reset(&r.empty[i]);
-        mbar_model_init(&r.empty[i], 1);
+        mbar_model_init(&r.empty[i], cfg->empty_count > 0 ? cfg->empty_count : nc);
         r.slot_tile[i] = -1;
         snprintf(r.full_name[i], sizeof r.full_name[i], "full[%d]", i);
         snprintf(r.empty_name[i], sizeof r.empty_name[i], "empty[%d]", i);
     }
-    role_state p = {&r, ring_make(cfg->depth), 0, 0, 0, 0}, c = {&r, ring_make(cfg->depth), 0, 0, 0, 0};
-    const role_def roles[2] = {{"producer", producer_step, &p}, {"consumer", consumer_step, &c}};
-    const int rc = role_sim_run(roles, 2, seed, report, len, NULL);
-    if (tiles_done) *tiles_done = c.tile;
+    role_state p = {&r, ring_make(cfg->depth), 0, 0, 0, 0, 0};
+    role_state c[RING_SIM_MAX_CONSUMERS] = {{&r, ring_make(cfg->depth), 0, 0, 0, 0, 0},
+                                            {&r, ring_make(cfg->depth), 0, 0, 0, 0, 1}};
+    const role_def roles[1 + RING_SIM_MAX_CONSUMERS] = {
+        {"producer", producer_step, &p}, {"consumer 0", consumer_step, &c[0]}, {"consumer 1", consumer_step, &c[1]}};
+    const int rc = role_sim_run(roles, 1 + nc, seed, report, len, NULL);
+    if (tiles_done) *tiles_done = nc > 1 && c[1].tile < c[0].tile ? c[1].tile : c[0].tile;
     return rc;
 }

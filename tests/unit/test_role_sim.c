@@ -2,7 +2,8 @@
  * pipeline (tests/support/ring_sim.c): a producer and a consumer over a K/V ring of depth 1..3
  * move every tile intact under many interleavings; the broken protocols end in what the GPU would
  * do: the producer's first empty wait on parity 0 (FG16) deadlocks and the report names the role,
- * the barrier and the parity; a slot released before its read is done (FG23) is caught torn. */
+ * the barrier and the parity; a slot released before its read is done (FG23) is caught torn; with
+ * two consumer groups on one ring, an empty barrier that counts one group's releases tears it too. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,39 @@ Test(role_sim, fg16_producer_first_wait_on_parity_0_deadlocks_and_names_it)
     cr_assert_eq(ring_sim_run(&cfg, 7, report, sizeof report, NULL), 1);
     fprintf(stderr, "role_sim FG16 broken: %s\n", report);
     cr_expect(strstr(report, "deadlock") && strstr(report, "producer waits on empty[0], parity 0"), "%s", report);
+}
+
+/* Stage D's ring past 32 packed rows (decode_ring_sm90.cu): two consumer groups read every slot,
+ * so the slot's empty barrier must count both groups' releases (the kernel: 2 x 128 consumer
+ * threads). Counted right, every tile reaches both groups intact under every interleaving tried;
+ * counting one group's releases (the swapped kernel's DEC_RING_EMPTY_COUNT) lets the first group
+ * done free the slot, and the load warps' refill tears the tile the other group still reads, or
+ * the second group's releases complete phases out of turn and the ring deadlocks. */
+Test(role_sim, two_consumer_groups_need_an_empty_barrier_counting_both)
+{
+    char report[600];
+    int torn = 0, runs = 0, tears = 0, hangs = 0;
+    for (int depth = 1; depth <= RING_SIM_MAX_DEPTH; depth++)
+        for (uint64_t seed = 0; seed <= 40; seed++) {
+            const ring_sim_cfg right = {.depth = depth, .consumers = 2};
+            int done = 0;
+            cr_assert_eq(ring_sim_run(&right, seed, report, sizeof report, &done), 0, "depth %d seed %llu: %s", depth,
+                         (unsigned long long)seed, report);
+            cr_assert_eq(done, RING_SIM_TILES, "both groups finish every tile");
+            const ring_sim_cfg one_group = {.depth = depth, .consumers = 2, .empty_count = 1};
+            runs++;
+            if (ring_sim_run(&one_group, seed, report, sizeof report, NULL)) {
+                if (!torn++) fprintf(stderr, "role_sim two groups, empty counting one: %s\n", report);
+                if (strstr(report, "deadlock")) hangs++;
+                else tears++;
+                cr_expect(strstr(report, "overwritten") || strstr(report, "holds tile") || strstr(report, "deadlock"),
+                          "%s", report);
+            }
+        }
+    fprintf(stderr, "role_sim two groups, empty counting one: %d of %d interleavings fail (%d torn, %d deadlocked)\n",
+            torn, runs, tears, hangs);
+    cr_expect_gt(torn, runs / 2, "a slot freed by one group's releases is torn or lost in most interleavings");
+    cr_expect(tears > 0, "some interleavings show the torn tile itself");
 }
 
 Test(role_sim, a_run_without_roles_is_refused)
