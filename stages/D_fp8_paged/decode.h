@@ -60,7 +60,6 @@ FMHA_HD smem_layout dec_smem_layout_make_k(int bm, int d, int k_next)
                                             k_next ? dec_k_next_bytes(d) : 0u};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS);
 }
-FMHA_HD smem_layout dec_smem_layout_make(int bm, int d) { return dec_smem_layout_make_k(bm, d, 0); }
 
 /* The pipelined decode (--ring R): R slots, each K [Bc x D], Vs [Bc x D] (V as gathered), the
  * tile's scales sk [Bc], sv [Bc] and Vt [D x Bc] (V transposed by the load role) back to back
@@ -100,7 +99,7 @@ enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = D
 /* The CTA's SMEM for `ring` slots (0: the unpipelined kernel's layout above). */
 FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring)
 {
-    if (ring <= 0) return dec_smem_layout_make(bm, d);
+    if (ring <= 0) return dec_smem_layout_make_k(bm, d, 0);
     const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
                                             0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm), 0u};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 2 * ring);

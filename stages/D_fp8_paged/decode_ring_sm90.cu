@@ -93,24 +93,10 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     int t0, t1;
     dec_split_tiles(&p, len, split, &t0, &t1);
 
-    int rloc[2], nvis[2], qi[2], qh[2]; // a consumer thread's two packed rows, as in the m64 kernel
-    {
-        int r, c;
-        wgmma_acc_map(t, 0, &r, &c);
-        rloc[0] = r;
-        rloc[1] = r + 8;
-        for (int hi = 0; hi < 2; hi++) {
-            const int m = m0 + rloc[hi];
-            qi[hi] = qh[hi] = 0;
-            if (g < 2 && m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
-            nvis[hi] = g < 2 && m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
-        }
-    }
+    int rloc[2], nvis[2], qi[2], qh[2]; // a consumer thread's two packed rows (the load warps' unused)
+    m64_rows_of(p, t, m0, M, hk, len, rloc, nvis, qi, qh);
     if (t0 >= t1) { // an empty split (a short sequence): it saw no key
-        if (g < 2 && t % 4 == 0)
-            for (int hi = 0; hi < 2; hi++)
-                if (m0 + rloc[hi] < M)
-                    p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        if (g < 2) m64_empty_split(p, t, m0, M, rloc, qi, qh, split, b);
         return;
     }
     const int end = dec_gather_end(&p, len);
@@ -194,35 +180,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         group_sync(g); // every warp's P V has read P before any warp writes the next tile's
     }
 
-    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE
-    float fin[2];
-#pragma unroll
-    for (int hi = 0; hi < 2; hi++) {
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
-        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
-    }
-    const bool split_out = p.splits > 1;
-#pragma unroll
-    for (int i = 0; i < D / 2; i += 2) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
-        const int hi = (i >> 1) & 1;
-        if (m0 + rloc[hi] >= M) continue;
-        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
-        if (split_out) {
-            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
-            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
-        } else {
-            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
-        }
-    }
-    if (t % 4 == 0) {
-#pragma unroll
-        for (int hi = 0; hi < 2; hi++) {
-            if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
-        }
-    }
+    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE (no FG17 variant here)
+    m64_epilogue<D, false>(p, o, m_i, l_i, u_i, rloc, qi, qh, t, m0, M, split, b, nullptr);
     // Step 4: teardown: nothing to free
 #else
     (void)a;

@@ -462,23 +462,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 
     // The two packed rows this thread holds (acc registers with bit 1 of the index = 0 / 1)
     int rloc[2], nvis[2], qi[2], qh[2];
-    {
-        int r, c;
-        wgmma_acc_map(t, 0, &r, &c);
-        rloc[0] = r;
-        rloc[1] = r + 8;
-        for (int hi = 0; hi < 2; hi++) {
-            const int m = m0 + rloc[hi];
-            qi[hi] = qh[hi] = 0;
-            if (m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
-            nvis[hi] = m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
-        }
-    }
+    m64_rows_of(p, t, m0, M, hk, len, rloc, nvis, qi, qh);
     if (t0 >= t1) { // an empty split (a short sequence): it saw no key
-        if (t % 4 == 0)
-            for (int hi = 0; hi < 2; hi++)
-                if (m0 + rloc[hi] < M)
-                    p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+        m64_empty_split(p, t, m0, M, rloc, qi, qh, split, b);
         if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
         return;
     }
@@ -592,37 +578,10 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         __syncthreads();
     }
 
-    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE
-    float fin[2];
-#pragma unroll
-    for (int hi = 0; hi < 2; hi++) {
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
-        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
-        if (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS) // FG17: a row factor of O (the last tile's scales)
-            fin[hi] *= (AHEAD && ((t1 - 1 - t0) & 1) ? svn : sv)[DEC_BM_SM90 * g + rloc[hi]];
-    }
-    const bool split_out = p.splits > 1;
-#pragma unroll
-    for (int i = 0; i < D / 2; i += 2) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
-        const int hi = (i >> 1) & 1;
-        if (m0 + rloc[hi] >= M) continue;
-        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
-        if (split_out) {
-            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
-            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
-        } else {
-            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
-        }
-    }
-    if (t % 4 == 0) {
-#pragma unroll
-        for (int hi = 0; hi < 2; hi++) {
-            if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
-        }
-    }
+    // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE (FG17: the last
+    // tile's V scales as row factors of O)
+    m64_epilogue<D, true>(p, o, m_i, l_i, u_i, rloc, qi, qh, t, m0, M, split, b,
+                    (AHEAD && ((t1 - 1 - t0) & 1) ? svn : sv) + DEC_BM_SM90 * g);
     if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
     // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else

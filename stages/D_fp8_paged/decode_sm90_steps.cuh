@@ -401,6 +401,73 @@ static __device__ __forceinline__ void store_lse(const dec_params &p, bool split
     else p.lse[li] = lse;
 }
 
+// The 64-row kernels' rows (decode_kernel_m64, decode_kernel_m64_ring): thread t of a group whose
+// first packed row is m0 holds rows m0 + rloc[hi] (fragment rows r and r + 8, hi = bit 1 of the
+// accumulator index); their new-row index and query head, and the keys each sees (0 past the
+// M packed rows).
+static __device__ __forceinline__ void m64_rows_of(const dec_params &p, int t, int m0, int M, int hk, int len,
+                                                   int (&rloc)[2], int (&nvis)[2], int (&qi)[2], int (&qh)[2])
+{
+    int r, c;
+    wgmma_acc_map(t, 0, &r, &c);
+    rloc[0] = r;
+    rloc[1] = r + 8;
+    for (int hi = 0; hi < 2; hi++) {
+        const int m = m0 + rloc[hi];
+        qi[hi] = qh[hi] = 0;
+        if (m < M) dec_unpack_row(&p, hk, m, &qi[hi], &qh[hi]);
+        nvis[hi] = m < M ? dec_visible_keys(&p, len, qi[hi]) : 0;
+    }
+}
+// An empty split (a short sequence) saw no key: LSE_part = -inf for the thread's rows (one thread
+// of each quad).
+static __device__ __forceinline__ void m64_empty_split(const dec_params &p, int t, int m0, int M, const int (&rloc)[2],
+                                                       const int (&qi)[2], const int (&qh)[2], int split, int b)
+{
+    if (t % 4 == 0)
+        for (int hi = 0; hi < 2; hi++)
+            if (m0 + rloc[hi] < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[hi]) * p.sq + qi[hi]] = -INFINITY;
+}
+// Step 3 of the 64-row kernels: the row sums finished over the quad, O = u O_acc / l -> bf16 (or
+// f32 O_part with split-KV), LSE. FG17_ROWS: the kernel runs the FG17 variant, whose V scales
+// (o_row_sv: the last tile's, indexed by the group's row) become row factors of O.
+template <int D, bool FG17_ROWS>
+static __device__ __forceinline__ void m64_epilogue(const dec_params &p, const float (&o)[D / 2], const float (&m_i)[2],
+                                                    float (&l_i)[2], const float (&u_i)[2], const int (&rloc)[2],
+                                                    const int (&qi)[2], const int (&qh)[2], int t, int m0, int M,
+                                                    int split, int b, const float *o_row_sv)
+{
+    float fin[2];
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
+        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
+        fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
+        if (FG17_ROWS && (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) fin[hi] *= o_row_sv[rloc[hi]]; // FG17
+    }
+    const bool split_out = p.splits > 1;
+#pragma unroll
+    for (int i = 0; i < D / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
+        const int hi = (i >> 1) & 1;
+        if (m0 + rloc[hi] >= M) continue;
+        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
+        if (split_out) {
+            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
+            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
+        } else {
+            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+        }
+    }
+    if (t % 4 == 0) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            if (m0 + rloc[hi] < M) store_lse(p, split_out, split, b, qh[hi], qi[hi], m_i[hi], l_i[hi]);
+        }
+    }
+}
+
 // The second half of steps 2a and 2a': the tile's copies waited for (cp.async; KT: the kv barrier
 // at `phase` too), V transposed to K-major (the FG20 variant copies it as stored; KT zeroes its
 // rows past `end`, on the one tile that ends before DEC_BN keys: the test is CTA-uniform, whole
