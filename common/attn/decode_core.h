@@ -27,6 +27,7 @@
 #include "attn/fmha_core.h" /* fmha_exp_base: the fully-masked-row guard (FG14), one rule for both */
 #include "host/watchdog.h"
 #include "model/canonical.h"
+#include "model/frag_map.h"
 #include "model/grid.h"
 
 #define DEC_BN 128        /* Bc: keys per KV tile */
@@ -249,6 +250,21 @@ FMHA_HD smem_tile dec_k_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 1
 FMHA_HD smem_tile dec_vt_tile(int d) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, d, DEC_BN); }
 FMHA_HD smem_tile dec_p_tile(int bm) { return smem_tile_make(MAJOR_K, SWZ_128B, 1, bm, DEC_BN); }
 FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
+/* Where sm90's 64-row softmax stores P's codes for accumulator registers i, i + 1 (i even: keys c,
+ * c + 1 of one row, wgmma_acc_map) of thread t in the warpgroup whose rows start at P row prow0
+ * (a multiple of 8): smem_tile_offset of dec_p_tile, written so the compiler sees it as a row
+ * base, one of 8 XORs and an immediate. P's rows hold one SW128 atom (smem_sw128_row_offset): chunk
+ * c / 16 of row r sits at (c / 16) ^ (r % 8); c / 16 = i / 8, and rows r and r + 8 share r % 8 and
+ * lie 1024 bytes apart. Spelled through the general offset, each of a thread's 32 stores kept its
+ * own address in a register and the kernels spilled. */
+FMHA_HD uint32_t dec_p_code_offset(int t, int i, int prow0)
+{
+    int r0, c0;
+    wgmma_acc_map(t, 0, &r0, &c0);
+    const uint32_t xr = (uint32_t)((prow0 + r0) & 7) << 4;
+    return (uint32_t)(prow0 + r0) * 128u + (uint32_t)c0 + ((16u * (uint32_t)(i >> 3)) ^ xr) +
+           8u * (uint32_t)((i >> 2) & 1) + 1024u * (uint32_t)((i >> 1) & 1);
+}
 /* The FG20 variant's V tile: as stored, MN-major for P V (V[kv][d]: N = d contiguous). */
 FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128B, 1, d, DEC_BN); }
 /* The 16-byte d-chunk lane `lane` takes when its warp transposes chunk ch of V (sm90's transpose:

@@ -162,8 +162,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
 
         // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
         // this group's rows, O rescaled (softmax_tile, the m64 kernel's)
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, tp, t, DEC_BM_SM90 * g);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, tp, t, DEC_BM_SM90 * g);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, t, DEC_BM_SM90 * g);
 
         // Step 2e: O += P V_j; then the slot is released (every consumer thread), P free for the next tile
         fence_proxy_async();

@@ -562,8 +562,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
         // rows, so the second half of its registers is skipped too. The other warps leave stale P
         // rows in SMEM; their O rows are never stored.
         const int w0 = m0 + 16 * (t / 32);
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, tp, t, DEC_BM_SM90 * g);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, tp, t, DEC_BM_SM90 * g);
+        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, skj, svj, smem_p, t, DEC_BM_SM90 * g);
 
         // Step 2e: O += P V_j (both K-major e4m3); then K_j, Vs, Vt and P are free
         fence_proxy_async();

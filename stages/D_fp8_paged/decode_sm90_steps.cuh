@@ -306,70 +306,104 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
 // first row in P): the scales (K's on S's columns), the mask, the row max
 // over the quad, P and the row sum; V's scale folded into P's columns, the row's P scale, P's
 // codes into SMEM; the correction O *= alpha u / sp.
-template <int D, int HALVES>
-static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
-                                                    float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
-                                                    const int (&nvis)[2], const float (&rowfac)[2], int kv0,
-                                                    const float *sk, const float *sv, uint8_t *smem_p,
-                                                    const smem_tile &tp, int t, int prow0)
+// MASK: some key of the tile lies past a row's visible keys (the warp's last tiles only); FAULTS:
+// an FG17 variant runs (stage D's --fault). softmax_tile runs a plain copy (neither) on every
+// tile it can and one copy with both otherwise, so a plain run's full tiles carry neither the
+// mask's compare and select a score nor the fault checks.
+// The row factor (Q's row scale times the softmax scale in log2 units) is positive and common
+// to the row, so the max is taken over s * K's column scale and the factor goes into the
+// exponent's FFMA: exp2(rowfac t - base) (one FMUL a score fewer than scaling s by both).
+// Keys c and c + 1's scales (c even). Up to D 128 one 8-byte load; at D 256, where O's 128
+// registers a thread leave the least room, two 4-byte loads and a single softmax copy (MASK and
+// FAULTS on every tile). Chosen by ptxas's spill report: the 64-row kernels at D 256 spilled
+// 600-1500 bytes with the pairs or with two copies, the 64-row ring at D 128 spilled 76 bytes
+// with the 4-byte loads; this way D 128 spills nothing and D 256 less than before.
+template <int D> static __device__ __forceinline__ float2 scale_pair(const float *sc, int c)
 {
-    // Step 2c: the scales (K's on the columns), the mask, row max over the quad, P, row sum
-    float mx[2] = {m_i[0], m_i[1]};
+    if constexpr (D > 128) return make_float2(sc[c], sc[c + 1]);
+    else return *(const float2 *)(sc + c);
+}
+
+template <int D, int HALVES, bool MASK, bool FAULTS>
+static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                       float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
+                                                       const int (&rloc)[2], const int (&nvis)[2],
+                                                       const float (&rowfac)[2], int kv0, const float *sk,
+                                                       const float *sv, uint8_t *smem_p, int t, int prow0)
+{
+    // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
+    float tmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int i = 0; i < DEC_BN / 2; i++) {
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
-        wgmma_acc_map(t, i, &r, &c);
+        wgmma_acc_map(t, i, &r, &c); // c even: registers i, i + 1 are keys c, c + 1 of one row
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
-        float colscale = sk[c];
-        if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) colscale = sk[prow0 + rloc[hi]]; // FG17: key r's scale on row r
-        if (p.faults & DEC_FAULT_K_SCALE_DROPPED) colscale = 1.0f;            // FG17
-        s[i] = kv0 + c < nvis[hi] ? s[i] * rowfac[hi] * colscale : -INFINITY;
-        mx[hi] = fmaxf(mx[hi], s[i]);
+        float2 cs = scale_pair<D>(sk, c);
+        if constexpr (FAULTS) {
+            if (p.faults & DEC_FAULT_K_SCALE_ON_ROWS) cs.x = cs.y = sk[prow0 + rloc[hi]]; // FG17: key r's scale on row r
+            if (p.faults & DEC_FAULT_K_SCALE_DROPPED) cs.x = cs.y = 1.0f;                // FG17
+        }
+        s[i] *= cs.x;
+        s[i + 1] *= cs.y;
+        if constexpr (MASK) {
+            if (kv0 + c >= nvis[hi]) s[i] = -INFINITY;
+            if (kv0 + c + 1 >= nvis[hi]) s[i + 1] = -INFINITY;
+        }
+        tmax[hi] = fmaxf(tmax[hi], fmaxf(s[i], s[i + 1]));
     }
     float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 1));
-        mx[hi] = fmaxf(mx[hi], __shfl_xor_sync(0xFFFFFFFFu, mx[hi], 2));
-        base[hi] = fmha_exp_base(mx[hi], 0);
+        tmax[hi] = fmaxf(tmax[hi], __shfl_xor_sync(0xFFFFFFFFu, tmax[hi], 1));
+        tmax[hi] = fmaxf(tmax[hi], __shfl_xor_sync(0xFFFFFFFFu, tmax[hi], 2));
+        // the row's max in log2 units; a tile with no visible key of the row leaves it
+        const float mx = tmax[hi] == -INFINITY ? m_i[hi] : fmaxf(m_i[hi], rowfac[hi] * tmax[hi]);
+        base[hi] = fmha_exp_base(mx, 0);
         alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
-        m_i[hi] = mx[hi];
+        m_i[hi] = mx;
         l_i[hi] *= alpha[hi];
     }
-    float pmax[2] = {0.0f, 0.0f}, svmax[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int i = 0; i < DEC_BN / 2; i++) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c);
-        const int hi = (i >> 1) & 1;
-        if (hi >= HALVES) continue;
-        s[i] = fast_exp2(s[i] - base[hi]);
-        l_i[hi] += s[i]; // this thread's part of the row sum (the quad is summed at the end)
-        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
-        const float v_scale = sv[c];
-        if (!(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) s[i] *= v_scale;
-        pmax[hi] = fmaxf(pmax[hi], s[i]);
-        svmax[hi] = fmaxf(svmax[hi], v_scale);
-    }
-    float sp[2] = {1.0f, 1.0f};
-#pragma unroll
-    for (int hi = 0; hi < HALVES; hi++) {
-        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
-        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
-        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 1));
-        svmax[hi] = fmaxf(svmax[hi], __shfl_xor_sync(0xFFFFFFFFu, svmax[hi], 2));
-        sp[hi] = dec_p_scale(pmax[hi], svmax[hi]);
-    }
-    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store
+    float pmax[2] = {0.0f, 0.0f}, svmax = 0.0f;
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
         wgmma_acc_map(t, i, &r, &c);
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
+        float e0 = fast_exp2(fmaf(s[i], rowfac[hi], -base[hi]));
+        float e1 = fast_exp2(fmaf(s[i + 1], rowfac[hi], -base[hi]));
+        if constexpr (MASK) { // a masked key is 0 by select: -inf times a zero Q row's factor is NaN
+            if (s[i] == -INFINITY) e0 = 0.0f;
+            if (s[i + 1] == -INFINITY) e1 = 0.0f;
+        }
+        l_i[hi] += e0 + e1; // this thread's part of the row sum (the quad is summed at the end)
+        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
+        const float2 v2 = scale_pair<D>(sv, c);
+        bool fold = true;
+        if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
+        s[i] = fold ? e0 * v2.x : e0;
+        s[i + 1] = fold ? e1 * v2.y : e1;
+        pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
+        if (hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
+    }
+    svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 1));
+    svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 2));
+    float sp[2] = {1.0f, 1.0f};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
+        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
+        sp[hi] = dec_p_scale(pmax[hi], svmax);
+    }
+    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store, at a row base
+    // plus one of 8 XORs and an immediate (dec_p_code_offset)
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
         const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
-        *(uint16_t *)(smem_p + smem_tile_offset(&tp, prow0 + r, c)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
     }
     // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
@@ -380,6 +414,27 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+}
+
+// Steps 2c-2d, the copy a tile needs: the masked one where some key of the tile lies past a
+// visible end of one of the warp's rows (a vote, so the warp stays converged for the wgmma after
+// it) or an FG17 variant runs, and at D 256 always (scale_pair); the plain one elsewhere. P's
+// codes go where dec_p_code_offset says (tests/unit/test_decode_core.c checks it against
+// dec_p_tile's offsets).
+template <int D, int HALVES>
+static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                    float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                    const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                    const float *sk, const float *sv, uint8_t *smem_p, int t,
+                                                    int prow0)
+{
+    const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
+    const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
+    const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
+    if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
+        softmax_tile_as<D, HALVES, true, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, t, prow0);
+    else
+        softmax_tile_as<D, HALVES, false, false>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, t, prow0);
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.

@@ -4,6 +4,7 @@
  * the P scale's floor (finite and nonzero for a row that sees nothing). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "attn/decode_core.h"
 
@@ -320,5 +321,32 @@ Test(decode_core, v_transpose_is_free_of_bank_conflicts)
         for (int c = 0; c < chunks; c++)
             for (int a = 0; a < 32; a++)
                 cr_expect_eq(taken[c][a], 1, "D %d: chunk %d of lane %d's tokens taken %d times", d, c, a, taken[c][a]);
+    }
+}
+
+/* sm90's 64-row softmax stores P's codes at dec_p_code_offset: for every thread, register pair and
+ * warpgroup of a 64- or 128-row P tile, the offset dec_p_tile's general layout gives the element
+ * of wgmma_acc_map's row and key, and the 32 x 128 pairs of a group cover its 64 x 128 codes once. */
+Test(decode_core, p_code_offsets_are_the_p_tiles)
+{
+    for (int bm = 64; bm <= 128; bm += 64) {
+        const smem_tile tp = dec_p_tile(bm);
+        for (int prow0 = 0; prow0 < bm; prow0 += 64) {
+            static unsigned char hit[64 * 128 * 2];
+            memset(hit, 0, sizeof hit);
+            for (int t = 0; t < 128; t++)
+                for (int i = 0; i < DEC_BN / 2; i += 2) {
+                    int r, c;
+                    wgmma_acc_map(t, i, &r, &c);
+                    const uint32_t off = dec_p_code_offset(t, i, prow0);
+                    cr_assert_eq(off, smem_tile_offset(&tp, prow0 + r, c), "bm %d prow0 %d t %d i %d", bm, prow0, t, i);
+                    cr_assert_eq(off + 1, smem_tile_offset(&tp, prow0 + r, c + 1), "bm %d t %d i %d: key c + 1", bm, t, i);
+                    const uint32_t local = off - (uint32_t)prow0 * 128u;
+                    cr_assert_lt(local + 1, sizeof hit);
+                    cr_assert(!hit[local] && !hit[local + 1], "bm %d prow0 %d t %d i %d: written twice", bm, prow0, t, i);
+                    hit[local] = hit[local + 1] = 1;
+                }
+            for (size_t k = 0; k < 64 * 128; k++) cr_assert(hit[k], "bm %d prow0 %d: byte %zu of the group's P never written", bm, prow0, k);
+        }
     }
 }
