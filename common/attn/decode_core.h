@@ -255,8 +255,9 @@ FMHA_HD smem_tile dec_vs_tile(int d) { return dec_k_tile(d); }
  * (a multiple of 8): smem_tile_offset of dec_p_tile, written so the compiler sees it as a row
  * base, one of 8 XORs and an immediate. P's rows hold one SW128 atom (smem_sw128_row_offset): chunk
  * c / 16 of row r sits at (c / 16) ^ (r % 8); c / 16 = i / 8, and rows r and r + 8 share r % 8 and
- * lie 1024 bytes apart. Spelled through the general offset, each of a thread's 32 stores kept its
- * own address in a register and the kernels spilled. */
+ * lie 1024 bytes apart. Through the general tile offset a store cost about 5 address
+ * instructions; through smem_sw128_row_offset of each row the 32 addresses stayed live in
+ * registers and the 64-row ring spilled 76 bytes. */
 FMHA_HD uint32_t dec_p_code_offset(int t, int i, int prow0)
 {
     int r0, c0;
