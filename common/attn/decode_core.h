@@ -278,6 +278,29 @@ FMHA_HD smem_tile dec_v_mn_tile(int d) { return smem_tile_make(MAJOR_MN, SWZ_128
  * differs per lane, but its row % 8 does not. tests/unit/test_decode_core.c counts both. */
 FMHA_HD int dec_transpose_chunk(int ch, int lane) { return ch ^ ((lane >> 1) & 3); }
 
+/* P's codes in registers (the 64-row pipelined kernel): FP8 wgmma takes A from registers in
+ * wgmma_a8_map's layout, bytes 4q..4q+3 of a row's 16 keys in one register, where the thread's S
+ * accumulator holds keys 2q, 2q+1, 8+2q, 9+2q of each 16 (wgmma_acc_map). Rather than move bytes
+ * between lanes, P V's K positions carry V's keys in that order: position 16h + 4q + j holds key
+ * dec_pv_key_of_pos of it, and the load warps' transpose writes V's rows there. S's registers then
+ * pack straight into A's: register g of K step kk takes accumulator registers dec_p_reg_src(kk, g,
+ * 0..3) (tests/unit/test_decode_core.c checks both against the two fragment maps). */
+FMHA_HD int dec_pv_key_of_pos(int pos)
+{
+    const int j = pos & 3, q = (pos >> 2) & 3;
+    return (pos & ~15) + 2 * q + (j & 1) + 8 * (j >> 1);
+}
+FMHA_HD int dec_p_reg_src(int kk, int g, int v)
+{
+    return 16 * kk + 8 * (g >> 1) + 2 * (g & 1) + (v & 1) + 4 * (v >> 1);
+}
+/* The transpose's chunk for a lane when it reads the permuted keys (dec_pv_key_of_pos): lane a
+ * reads keys 16 (a / 4) + 2 (a % 4) + {0, 1, 8, 9}, so row % 8 = 2 (a % 4) + {0, 1} and lanes a and
+ * a + 4 of a read phase share it; XOR-ing the chunk with (a / 4) % 2 puts them in different slots.
+ * Like dec_transpose_chunk it only permutes a group of 4 chunks, so the stores (whose row % 8 does
+ * not depend on the lane) stay conflict-free. */
+FMHA_HD int dec_transpose_chunk_perm(int ch, int lane) { return ch ^ ((lane >> 2) & 1); }
+
 /* The byte offset of V's operand in P V (rows mn0.. of D, K step k of the keys) from its step-0
  * descriptor's start: Vt K-major, or the FG20 variant's V as stored (MN-major). The sm90 kernels
  * encode each descriptor once and add this per step (smem_desc_add). Both tiles are constants

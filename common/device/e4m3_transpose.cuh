@@ -12,6 +12,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "attn/decode_core.h" // dec_pv_key_of_pos
 #include "model/canonical.h"
 
 // Vt is [D x 128 keys] K-major SW128, one atom wide, so its stores take smem_sw128_row_offset (a
@@ -21,15 +22,19 @@
 // zeros, whatever Vs holds there (a page's slots past the sequence's end, or an earlier tile's rows:
 // P is 0 for those keys, but 0 x NaN is NaN in P V; footguns FG18, FG21). The kernels take it only
 // on a tile that ends early, so whole tiles skip its selects.
-template <bool TAIL = false>
+// PERM (P's codes in registers, stage D's 64-row pipelined kernel): bytes 4a..4a+3 of a Vt row take
+// the keys dec_pv_key_of_pos(4a..4a+3) instead of 4a..4a+3, the order in which a thread's S
+// accumulator holds them (common/attn/decode_core.h); the stores do not change.
+template <bool TAIL = false, bool PERM = false>
 __device__ __forceinline__ void e4m3_transpose_block(const uint8_t *vs, uint8_t *vt, const smem_tile &tvs, int a,
                                                      int ch, int valid = 0)
 {
     uint32_t x[4][4]; // [token q][word]: bytes d = 16ch + 4 word + byte
 #pragma unroll
     for (int q = 0; q < 4; q++) {
-        uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, 4 * a + q, 16 * ch));
-        if (TAIL && 4 * a + q >= valid) v = make_uint4(0u, 0u, 0u, 0u);
+        const int tok = PERM ? dec_pv_key_of_pos(4 * a + q) : 4 * a + q;
+        uint4 v = *(const uint4 *)(vs + smem_tile_offset(&tvs, tok, 16 * ch));
+        if (TAIL && tok >= valid) v = make_uint4(0u, 0u, 0u, 0u);
         x[q][0] = v.x; x[q][1] = v.y; x[q][2] = v.z; x[q][3] = v.w;
     }
 #pragma unroll

@@ -35,7 +35,8 @@ typedef struct {
     int m64_groups;             /* stage D (sm90, past 32 packed rows): warpgroups of 64 rows sharing a
                                  * K/V tile (1 or 2; 0 = 1) */
     int ring;                   /* K/V ring slots; 0 = auto (stage F: the deepest of 1..2 the SMEM
-                                 * holds; stage D: no ring, the unpipelined kernel) */
+                                 * holds; stage D: 3 past 32 packed rows where a split holds enough
+                                 * tiles, else no ring: stage_d.c ring_auto) */
     int ws;                     /* warp specialisation (0/1) */
     int pingpong, overlap;      /* inter-warpgroup ping-pong, intra-warpgroup overlap of S_{j+1} with
                                  * the softmax of tile j: 0/1, or -1 = auto (the stage decides) */

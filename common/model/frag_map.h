@@ -18,7 +18,11 @@
  * warp w = thread/32 of the warpgroup, lane l, q = l%4:
  *   accumulator reg i -> row 16w + l/4 + 8*((i>>1)&1), col 8*(i>>2) + 2q + (i&1)
  *   A (bf16) value v  -> row 16w + l/4 + 8*((v>>1)&1), k 2q + (v&1) + 8*(v>>2)
- *   (so accumulator registers 8kk..8kk+7 of S are exactly the A values of P's k-step kk.) */
+ *   (so accumulator registers 8kk..8kk+7 of S are exactly the A values of P's k-step kk.)
+ * wgmma m64nNk32 A from registers, 8-bit types (CUTLASS ALayout_64x32):
+ *   A (e4m3) register g, byte v -> row 16w + l/4 + 8*(g&1), k 4q + v + 16*(g>>1)
+ *   (not the accumulator's key order: a thread's S values of one row are keys 2q, 2q+1, 8+2q,
+ *   9+2q of each 16; stage D's P in registers permutes V's keys to match: dec_pv_key_of_pos.) */
 #ifndef FMHA_MODEL_FRAG_MAP_H
 #define FMHA_MODEL_FRAG_MAP_H
 
@@ -87,5 +91,14 @@ FMHA_HD uint32_t pack_bf16x2_cvt_order(uint16_t a_upper, uint16_t b_lower)
     return ((uint32_t)a_upper << 16) | b_lower;
 }
 FMHA_HD uint32_t pack_bf16_pair(uint16_t even_k, uint16_t odd_k) { return pack_bf16x2_cvt_order(odd_k, even_k); }
+
+/* wgmma A operand from registers, 8-bit types (e4m3): thread tid, register g (0..3 of one k32 step),
+ * byte v (0..3, the lowest first). */
+FMHA_HD void wgmma_a8_map(int tid, int g, int v, int *row, int *k)
+{
+    int w = tid / 32, l = tid % 32;
+    *row = 16 * w + l / 4 + 8 * (g & 1);
+    *k = 4 * (l % 4) + v + 16 * (g >> 1);
+}
 
 #endif

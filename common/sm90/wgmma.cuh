@@ -61,6 +61,17 @@ __device__ __forceinline__ void wgmma_m64nNk32_ss_e4m3(float (&d)[N / 2], uint64
     else wgmma_m64n256k32_ss_e4m3(d, a_desc, b_desc, scale_d);
 }
 
+// The e4m3 m64nNk32 RS forms by N (stage D's O += P V with P's codes in registers, N = D): A's
+// four registers in wgmma_a8_map's layout, B K-major.
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk32_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b_desc, int scale_d)
+{
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64nNk32_rs_e4m3: N in {64, 128, 256}");
+    if constexpr (N == 64) wgmma_m64n64k32_rs_e4m3(d, a, b_desc, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k32_rs_e4m3(d, a, b_desc, scale_d);
+    else wgmma_m64n256k32_rs_e4m3(d, a, b_desc, scale_d);
+}
+
 // acc = A[a_row0 .. a_row0 + 63, 0 .. K) x B[0 .. N - 1, 0 .. K)^T, both operands K-major SMEM
 // tiles whose step-0 descriptors are da and db: K/16 wgmma m64nNk16 SS (N = 128; stage F's 64-key
 // tile at D = 256 and 176-key tile at D = 128), the first with scale-d 0 (it overwrites acc), each descriptor moved to

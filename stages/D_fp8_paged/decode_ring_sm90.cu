@@ -17,10 +17,13 @@
 //      load_role) keeps full, and two consumer warpgroups of 64 rows (warps 0-7) that read every
 //      slot, so a tile is gathered and transposed once for 128 rows and neither group waits for
 //      it while the ring runs ahead
-//   3. the groups never meet inside the loop: each waits for a slot's full barrier, meets only
-//      its own four warps around P (named barriers 3 and 4), and every consumer thread arrives
-//      on the slot's empty barrier after its P V (256 arrivals a phase; FG23's variant after S)
-//   4. registers by role: 384 threads get 168 each at launch; setmaxnreg gives the consumers
+//   3. the groups never meet inside the loop: each waits for a slot's full barrier, and every
+//      consumer thread arrives on the slot's empty barrier after its P V (256 arrivals a phase;
+//      FG23's variant after S)
+//   4. P stays in registers: FP8 wgmma takes A from registers, and the load warps' transpose puts
+//      V's keys in the order a thread's S accumulator holds them (dec_pv_key_of_pos), so S's
+//      values pack straight into A's registers; no P tile, no proxy fence, no group barrier
+//   5. registers by role: 384 threads get 168 each at launch; setmaxnreg gives the consumers
 //      216 (S and O: two x D / 2 floats) and leaves the load warps 56. setmaxnreg allows no calls
 //      in the kernel, so this file is a translation unit of its own, with the watchdog's cold
 //      path inline (FMHA_WD_FIRE_INLINE); decode_sm90.cu's kernels keep theirs out of line
@@ -32,9 +35,9 @@
 //   2b  consumer group g (warps 4g..4g+3, rows 64g..64g+63): wait for the slot's full barrier;
 //       S = Q K_j^T, D / 32 wgmma m64n128k32 e4m3; commit; wait
 //   2c  the slot's scales (K's on S's columns), the mask, the row max over the quad
-//   2d  P, V's scale into P, the row's P scale, P's codes into the group's P rows; O rescaled
-//   2e  fence; the group's barrier; O += P V_j (V^T from the slot), 4 wgmma; wait; every consumer
-//       thread arrives on the slot's empty barrier; the group's barrier
+//   2d  P, V's scale into P, the row's P scale, P's codes into A's registers; O rescaled
+//   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; wait; every
+//       consumer thread arrives on the slot's empty barrier
 //   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
 #define FMHA_WD_FIRE_INLINE 1
@@ -46,9 +49,9 @@
 // warpgroup (warps 8-11) keeps full with stage D's cp.async gather and V's transpose (load_role,
 // the swapped ring kernel's); a tile is gathered and transposed once for 128 rows, and neither
 // group waits for it while the ring runs ahead. The groups never meet inside the loop: each waits
-// for a slot's full barrier, computes S, the softmax and P V as the m64 kernel does, meets only its
-// own four warps (named barriers 3 and 4) around P, and every consumer thread arrives on the slot's
-// empty barrier once its P V has completed (256 arrivals a phase). FG23's variant arrives right
+// for a slot's full barrier, computes S and the softmax as the m64 kernel does and P V with P's codes
+// in registers, and every consumer thread arrives on the slot's empty barrier once its P V has
+// completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
 enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
@@ -56,17 +59,6 @@ enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DE
 static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <=
                   (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
               "the registers the load warps give back cover what the consumers take");
-#if DEC_SM90_DEVICE
-template <int G> static __device__ __forceinline__ void group_sync()
-{
-    named_bar_sync<3 + G>(DEC_SM90_THREADS);
-}
-static __device__ __forceinline__ void group_sync(int g)
-{
-    if (g == 0) group_sync<0>();
-    else group_sync<1>();
-}
-#endif
 template <int D, int RING>
 static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS, 1)
     decode_kernel_m64_ring(const __grid_constant__ dec_sm90_args a)
@@ -78,11 +70,10 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = 2 * DEC_BM_SM90; // the CTA's packed rows
     const smem_layout L = dec_smem_layout_make_ring(BM, D, RING);
-    const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
+    const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];    // [BM x D] e4m3 K-major SW128: A of S = Q K^T
     uint8_t *ring_base = smem + L.tile[DEC_SMEM_K]; // the ring's slots (ring_slot_at)
-    uint8_t *smem_p = smem + L.tile[DEC_SMEM_P];    // [BM x 128 kv] e4m3 K-major SW128: A of O = P V
     float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
     const int t = (int)(threadIdx.x % DEC_SM90_THREADS), g = (int)(threadIdx.x / DEC_SM90_THREADS); // g 2: the load warps
     const int mtiles = dec_m_tiles(&p);
@@ -113,7 +104,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
         wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
-        load_role<D, RING, DEC_M64_RING_CONS, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
+        load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
         return;
     }
     wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
@@ -130,11 +121,10 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
     // FG23; the other footgun variants are refused with the ring (stage_d.c), so none is handled here
     const bool early = p.faults & DEC_FAULT_RING_EARLY_RELEASE;
-    // The MMAs' descriptors at K step 0, encoded once: this group's Q and P rows, K and Vt in slot 0
+    // The MMAs' descriptors at K step 0, encoded once: this group's Q rows, K and Vt in slot 0
     // (a slot's offset added per tile)
     const ring_slot sl0 = ring_slot_at<D>(ring_base, 0);
     const uint64_t dq = smem_tile_desc_sm90(&tq, smem_u32(smem_q), DEC_BM_SM90 * g, 0);
-    const uint64_t dp = smem_tile_desc_sm90(&tp, smem_u32(smem_p), DEC_BM_SM90 * g, 0);
     const uint64_t dk0 = smem_tile_desc_sm90(&tk, smem_u32(sl0.k), 0, 0);
     const uint64_t dvt0 = smem_tile_desc_sm90(&tvt, smem_u32(sl0.vt), 0, 0);
     const int w0 = m0 + 16 * (t / 32); // the warp's first row: warps past the rows skip the softmax
@@ -161,23 +151,26 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
 
         // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
-        // this group's rows, O rescaled (softmax_tile, the m64 kernel's)
-        if (w0 + 8 < M) softmax_tile<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, t, DEC_BM_SM90 * g);
-        else if (w0 < M) softmax_tile<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, smem_p, t, DEC_BM_SM90 * g);
-
-        // Step 2e: O += P V_j; then the slot is released (every consumer thread), P free for the next tile
-        fence_proxy_async();
-        group_sync(g);
-        wgmma_fence();
+        // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
+        uint32_t pa[DEC_BN / 8];
+        if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, DEC_BM_SM90 * g);
+        else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, DEC_BM_SM90 * g);
+        else
 #pragma unroll
-        for (int k = 0; k < DEC_BN; k += 32)
-            wgmma_m64nNk32_ss_e4m3<D>(o, smem_tile_desc_sm90_k(&tp, dp, k),
-                                      smem_desc_add(dvt0, off + dec_vt_step_offset(&tvt, &tv_mn, false, 0, k)), 1);
+            for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
+
+        // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
+        // slot is released (every consumer thread)
+        wgmma_fence(); // P's registers and O's rescale were written by ordinary instructions
+#pragma unroll
+        for (int kk = 0; kk < DEC_BN / 32; kk++) {
+            const uint32_t a4[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+            wgmma_m64nNk32_rs_e4m3<D>(o, a4, smem_desc_add(dvt0, off + dec_vt_step_offset(&tvt, &tv_mn, false, 0, 32 * kk)), 1);
+        }
         wgmma_commit();
         wgmma_wait<0>();
         if (!early) mbar_arrive(empty);
         ring_advance(&rs);
-        group_sync(g); // every warp's P V has read P before any warp writes the next tile's
     }
 
     // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE (no FG17 variant here)

@@ -288,8 +288,9 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
 // Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
 // lane a tokens 4a..4a+3 of each (device/e4m3_transpose.cuh: one 4 x 16 block), each lane at its
 // own chunk of a group of 4 (dec_transpose_chunk: the reads free of bank conflicts). TAIL: tokens at or
-// past `valid` (of the tile) become zeros.
-template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32>
+// past `valid` (of the tile) become zeros. PERM: V's keys in the order of P's registers
+// (dec_pv_key_of_pos; the 64-row pipelined kernel), each lane at dec_transpose_chunk_perm's chunk.
+template <int D, bool TAIL = false, int NW = DEC_SM90_THREADS / 32, bool PERM = false>
 static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8_t *smem_vt, const smem_tile &tvs,
                                                    unsigned t, int valid = DEC_BN)
 {
@@ -298,7 +299,8 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
     const int a = (int)(t % 32u), w = (int)(t / 32u); // t = 0 .. 127: the warpgroup's thread doing the transpose
 #pragma unroll
     for (int ch = w; ch < D / 16; ch += NW)
-        e4m3_transpose_block<TAIL>(smem_vs, smem_vt, tvs, a, dec_transpose_chunk(ch, a), valid);
+        e4m3_transpose_block<TAIL, PERM>(smem_vs, smem_vt, tvs, a, PERM ? dec_transpose_chunk_perm(ch, a) : dec_transpose_chunk(ch, a),
+                                         valid);
 }
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
@@ -324,12 +326,15 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
     else return *(const float2 *)(sc + c);
 }
 
-template <int D, int HALVES, bool MASK, bool FAULTS>
+// PREG: P's codes go into pa, A's registers of P V's four K steps (dec_p_reg_src; V's keys permuted
+// to match by the load warps), not to SMEM; a row the thread does not hold (HALVES = 1) is zeros.
+template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG>
 static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                        const int (&rloc)[2], const int (&nvis)[2],
                                                        const float (&rowfac)[2], int kv0, const float *sk,
-                                                       const float *sv, uint8_t *smem_p, int t, int prow0)
+                                                       const float *sv, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8],
+                                                       int t, int prow0)
 {
     // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
     float tmax[2] = {-INFINITY, -INFINITY};
@@ -396,14 +401,31 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
         sp[hi] = dec_p_scale(pmax[hi], svmax);
     }
-    // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store, at a row base
-    // plus one of 8 XORs and an immediate (dec_p_code_offset)
+    if constexpr (PREG) {
+        // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
+        // one row (dec_p_reg_src), the row hi = g & 1
+        float inv[2];
 #pragma unroll
-    for (int i = 0; i < DEC_BN / 2; i += 2) {
-        const int hi = (i >> 1) & 1;
-        if (hi >= HALVES) continue;
-        const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
-        *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        for (int hi = 0; hi < 2; hi++) inv[hi] = __fdividef(1.0f, sp[hi]); // one reciprocal a row
+#pragma unroll
+        for (int kk = 0; kk < DEC_BN / 32; kk++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) {
+                const int hi = g & 1;
+                pa[4 * kk + g] = hi >= HALVES ? 0u
+                                              : pack_e4m3x4(s[dec_p_reg_src(kk, g, 0)] * inv[hi], s[dec_p_reg_src(kk, g, 1)] * inv[hi],
+                                                            s[dec_p_reg_src(kk, g, 2)] * inv[hi], s[dec_p_reg_src(kk, g, 3)] * inv[hi]);
+            }
+    } else {
+        // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store, at a row base
+        // plus one of 8 XORs and an immediate (dec_p_code_offset)
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 2; i += 2) {
+            const int hi = (i >> 1) & 1;
+            if (hi >= HALVES) continue;
+            const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
+            *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        }
     }
     // the correction, in the new unit sp: O *= alpha u / sp
 #pragma unroll
@@ -419,8 +441,24 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
 // Steps 2c-2d, the copy a tile needs: the masked one where some key of the tile lies past a
 // visible end of one of the warp's rows (a vote, so the warp stays converged for the wgmma after
 // it) or an FG17 variant runs, and at D 256 always (scale_pair); the plain one elsewhere. P's
-// codes go where dec_p_code_offset says (tests/unit/test_decode_core.c checks it against
-// dec_p_tile's offsets).
+// codes go to SMEM where dec_p_code_offset says, or (PREG) into A's registers where dec_p_reg_src
+// says (tests/unit/test_decode_core.c checks both against the tile and the fragment maps).
+template <int D, int HALVES, bool PREG>
+static __device__ __forceinline__ void softmax_tile_to(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                       float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                       const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                       const float *sk, const float *sv, uint8_t *smem_p,
+                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0)
+{
+    const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
+    const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
+    const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
+    if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
+        softmax_tile_as<D, HALVES, true, true, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0);
+    else
+        softmax_tile_as<D, HALVES, false, false, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0);
+}
+// P's codes into the group's rows of P in SMEM (prow0: the group's first row)
 template <int D, int HALVES>
 static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                     float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
@@ -428,13 +466,19 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
                                                     const float *sk, const float *sv, uint8_t *smem_p, int t,
                                                     int prow0)
 {
-    const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
-    const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
-    const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
-    if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
-        softmax_tile_as<D, HALVES, true, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, t, prow0);
-    else
-        softmax_tile_as<D, HALVES, false, false>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, t, prow0);
+    uint32_t none[DEC_BN / 8]; // no register P here
+    softmax_tile_to<D, HALVES, false>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, none, t, prow0);
+}
+// P's codes into pa, A's registers of P V (the 64-row pipelined kernel; prow0: the group's first
+// row, which FG17's K-scale variant reads the scales by)
+template <int D, int HALVES>
+static __device__ __forceinline__ void softmax_tile_regs(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                         float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
+                                                         const int (&rloc)[2], const int (&nvis)[2], const float (&rowfac)[2],
+                                                         int kv0, const float *sk, const float *sv,
+                                                         uint32_t (&pa)[DEC_BN / 8], int t, int prow0)
+{
+    softmax_tile_to<D, HALVES, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0);
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
@@ -588,12 +632,12 @@ template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_
 }
 
 enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
-template <int D>
+template <int D, bool PERM = false>
 static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt)
 {
     static_assert(DEC_SM90_LOAD_THREADS == 128, "the transpose takes a warpgroup");
     named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
-    transpose_v<D>(sl.vs, sl.vt, tk, (unsigned)lt);
+    transpose_v<D, false, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt);
     fence_proxy_async();
     mbar_arrive(full);
 }
@@ -602,8 +646,9 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
 // NCONS: the consumer threads before the load warps (the swapped kernel's one warpgroup, or the
 // 64-row ring kernel's two). SLEEP: the wait for a slot's release sleeps between probes (stage F's
 // producer's wait), so the load warps' probes leave the issue slots to the consumers (the 64-row
-// ring kernel's; the swapped ring kernel keeps the spin it was measured with).
-template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false>
+// ring kernel's; the swapped ring kernel keeps the spin it was measured with). PERM: V^T's keys in
+// the order of the consumers' P registers (the 64-row ring kernel; transpose_v).
+template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false, bool PERM = false>
 static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
                                                  const smem_tile &tv_mn)
@@ -621,13 +666,13 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
         cp_async_commit();
         if (pending >= 0) {
             cp_async_wait_group<1>();
-            publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+            publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
         }
         pending = s.slot;
         ring_advance(&s);
     }
     cp_async_wait_all();
-    publish<D>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+    publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
 }
 
 

@@ -3,6 +3,7 @@
  * dequantised cache, the GPU run, the dump) is common/host/decode.c; the kernels are
  * decode_sm100.cu / decode_sm90.cu and the merge merge.cu, the host-model flow decode_emu.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -22,15 +23,64 @@ static int bm_of(const fmha_opts *o)
     return bm == DEC_BM_SM90 && (o->m64_groups == 2 || o->ring) ? 2 * DEC_BM_SM90 : bm;
 }
 
+/* --ring auto (the default): the pipelined decode past 32 packed rows (MQA; decode_ring_sm90.cu) where
+ * it was measured faster, else none. On sm90, more than 32 packed rows a KV head, D <= 128, and
+ * none of the switches the ring refuses or that pick a gather (--fault, --prefetch, --kv-tma,
+ * --m64-groups, --timeline): ring 3 when each split of the longest sequence holds at least
+ * DEC_RING_AUTO_MIN_TILES tiles (with the split the ring's one CTA an SM gets). Measured on an H100
+ * with P's codes in registers (MQA B32 Hq128 Hkv1 D128, split 4, ms, unpipelined against ring 3,
+ * notes/device-runs.md run 97): 8 tiles a split 0.0498 / 0.0485, 16 tiles 0.0717 / 0.0657, 32
+ * tiles 0.118 / 0.104, 64 tiles 0.211 / 0.180; D 64, 32 tiles: 0.096 / 0.081. Below 8 tiles a
+ * split it is not measured, so the unpipelined kernel keeps those. */
+enum { DEC_RING_AUTO_SLOTS = 3, DEC_RING_AUTO_MIN_TILES = 8 };
+static int ring_auto(const fmha_opts *o, int *tiles_per_split)
+{
+    *tiles_per_split = 0;
+    if (o->ring || o->backend != BACKEND_SM90 || o->d > 128 || dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90 ||
+        o->fault_bits || o->prefetch || o->kv_tma >= 0 || o->m64_groups || o->timeline[0] || o->b < 1 || o->hkv < 1)
+        return 0;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
+    char err[200];
+    if (!lens || dec_lengths(o, lens, err, sizeof err)) { /* bad lengths: validate names the rule */
+        free(lens);
+        return 0;
+    }
+    dec_params shape;
+    memset(&shape, 0, sizeof shape);
+    shape.b = o->b; shape.hq = o->hq; shape.hkv = o->hkv; shape.sq = o->sq; shape.d = o->d;
+    shape.bm = 2 * DEC_BM_SM90;
+    for (int b = 0; b < o->b; b++) shape.max_len = lens[b] > shape.max_len ? lens[b] : shape.max_len;
+    free(lens);
+    int sms = 0, dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 0;
+    const int per_sm = stage_d_sm90_ctas_per_sm(o->d, 2 * DEC_BM_SM90, DEC_RING_AUTO_SLOTS, 0);
+    const int splits = dec_splits_for(o, &shape, sms * (per_sm > 0 ? per_sm : 1));
+    const int nt = dec_kv_tiles(shape.max_len);
+    *tiles_per_split = (nt + splits - 1) / splits;
+    return *tiles_per_split >= DEC_RING_AUTO_MIN_TILES ? DEC_RING_AUTO_SLOTS : 0;
+}
+/* The options a run uses: --ring auto resolved (ring_auto), --ring 1 (one slot: the unpipelined
+ * kernel, which waits for its own gather) as no ring. */
+static fmha_opts with_ring(const fmha_opts *o, int *auto_tiles)
+{
+    fmha_opts r = *o;
+    *auto_tiles = 0;
+    if (!r.ring) r.ring = ring_auto(o, auto_tiles);
+    else if (r.ring == 1) r.ring = 0;
+    return r;
+}
+
 /* --ring: the pipelined decode (sm90: a load warpgroup and a ring, with the swapped kernel up to 32
  * packed rows and two 64-row consumer groups past them; sm100 and emu: the load warp runs ahead
  * into the ring's slots). Of the footgun variants only FG23's runs with it. */
 static int validate_ring(const fmha_opts *o, char *err, size_t len)
 {
     if (o->ring < 2 || o->ring > DEC_MAX_RING) {
-        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots (one slot is the unpipelined kernel's "
-                 "single buffer; on sm90 the load role publishes a tile only after issuing the next, so it would "
-                 "wait for itself)", o->ring, DEC_MAX_RING);
+        snprintf(err, len, "--ring=%d: the pipelined decode takes 2 to %d slots; 1 is the unpipelined kernel (its "
+                 "single buffer: on sm90 the ring's load role publishes a tile only after issuing the next, so one slot "
+                 "would wait for itself) and auto picks (3 past 32 packed rows where a split holds %d tiles or more)",
+                 o->ring, DEC_MAX_RING, DEC_RING_AUTO_MIN_TILES);
         return 2;
     }
     if (o->backend == BACKEND_SM90 && o->m64_groups == 1 && dec_sm90_bm(o->hq / o->hkv * o->sq) == DEC_BM_SM90) {
@@ -46,8 +96,11 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
     return 0;
 }
 
-static int validate(const fmha_opts *o, char *err, size_t len)
+static int validate(const fmha_opts *o_in, char *err, size_t len)
 {
+    int auto_tiles;
+    const fmha_opts ro = with_ring(o_in, &auto_tiles);
+    const fmha_opts *o = &ro;
     if (o->timeline[0] && o->backend != BACKEND_SM90) {
         snprintf(err, len, "--timeline: the CTA stamps are written by the sm90 kernels (the GPU's clock); emu has "
                  "no clock and the sm100 kernel writes none (--backend %s)", backend_name(o->backend));
@@ -129,8 +182,11 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
 
 extern const stage_def stage_D;
 
-static int run(const fmha_opts *o, stage_result *r)
+static int run(const fmha_opts *o_in, stage_result *r)
 {
+    int auto_tiles;
+    const fmha_opts ro = with_ring(o_in, &auto_tiles);
+    const fmha_opts *o = &ro;
     char how[80] = "";
     const int slots = o->splits ? 0 : wave_slots(o, how, sizeof how);
     dec_problem dp;
@@ -159,6 +215,10 @@ static int run(const fmha_opts *o, stage_result *r)
         snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s%s", p->kv_tma == 2 ? "TMA, a box a page, the next tile's during this one"
                                                                   : p->kv_tma ? "TMA, a box a page" : "cp.async",
                  o->kv_tma < 0 ? " (auto)" : "");
+    const size_t n3 = strlen(r->detail);
+    if (o->ring && !o_in->ring) /* --ring auto picked the pipelined decode */
+        snprintf(r->detail + n3, sizeof r->detail - n3, "; ring %d (auto: %d tiles a split, >= %d)", o->ring, auto_tiles,
+                 DEC_RING_AUTO_MIN_TILES);
     dec_problem_free(&dp);
     return rc;
 }
@@ -214,7 +274,7 @@ static const char *const bench_rows[] = {
 };
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather; MQA's rows with two
- * consumer groups on each slot), the L2 prefetch
+ * consumer groups on each slot; --ring 1: MQA's unpipelined kernel where auto picks the ring), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
@@ -234,6 +294,8 @@ static const char *const ablation_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 3",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 2",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 4",

@@ -114,6 +114,31 @@ Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
     SM90_ROWS(ring_m64_rows, 2, "--ring past 32 rows");
 }
 
+/* --ring auto: the pipelined decode past 32 packed rows where each split holds at least 8 tiles
+ * (stage_d.c ring_auto), the unpipelined kernel below: each row passes its check, and its detail
+ * line names the kernel the rule picked (grep on the program's output). */
+static int ring_auto_row(const char *args, int want_ring)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "--backend sm90 %s --iters 0 > build/ring_auto.log 2>&1; r=$?; tail -n 2 build/ring_auto.log >&2; "
+             "[ $r -eq 0 ] && %s grep -q 'ring 3 (auto' build/ring_auto.log", args, want_ring ? "" : "!");
+    const int rc = program_exit_code("stage_D", cmd);
+    if (rc) fprintf(stderr, "FAILED: stage_D %s (want %s)\n", args, want_ring ? "ring 3 (auto)" : "no ring");
+    return rc != 0;
+}
+Test(stage_d_gpu, sm90_ring_auto, .timeout = 300)
+{
+    SKIP_WITHOUT_GPU(9);
+    int failed = 0;
+    failed += ring_auto_row("--b 2 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --splits 1 --seed 148", 1); /* 32 tiles */
+    failed += ring_auto_row("--b 3 --hq 128 --hkv 1 --sq 1 --skv 9000 --ragged --d 64 --page 32 --splits 2 --seed 149", 1);
+    failed += ring_auto_row("--b 2 --hq 128 --hkv 1 --sq 1 --skv 1024 --d 128 --page 64 --splits 1 --seed 150", 1); /* 8 tiles */
+    failed += ring_auto_row("--b 2 --hq 128 --hkv 1 --sq 1 --skv 896 --d 128 --page 64 --splits 1 --seed 153", 0); /* 7 tiles */
+    failed += ring_auto_row("--b 2 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 256 --page 64 --splits 1 --seed 151", 0); /* D 256 */
+    failed += ring_auto_row("--b 2 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --splits 1 --kv-tma 2 --seed 152", 0);
+    cr_expect_eq(failed, 0, "--ring auto: see the FAILED lines");
+}
+
 /* The L2 prefetch (--prefetch N, sm90's unpipelined kernels): it must change nothing but the time.
  * Both kernels (the swapped one up to 32 packed rows, m64 past them: MQA), N 1..4, splits on and
  * off, ragged lengths and sequences shorter than N tiles, page 16..256, D 64 / 128 / 256. */

@@ -36,7 +36,7 @@ Test(stage_d_emu, program_contract)
     refused("--splits 65", "at most 64");
     refused("--d 96", "D = 64, 128 and 256");
     refused("--b 70000 --hq 1 --hkv 1 --skv 1", "grid");
-    /* the pipelined decode's rules: 2..4 slots within the SMEM; past 32 rows two consumer groups */
+    /* the pipelined decode's rules: 2..4 slots within the SMEM (1: none); past 32 rows two consumer groups */
     /* --timeline: the sm90 default gathers' stamping twins only */
     refused("--backend emu --timeline /tmp/stage_d_timeline.csv", "emu has no clock");
     refused("--backend sm90 --ring 2 --timeline /tmp/stage_d_timeline.csv", "the stamping kernels are the default gathers");
@@ -44,7 +44,9 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --hq 128 --hkv 1 --m64-groups 2 --timeline /tmp/stage_d_timeline.csv",
             "the stamping kernels are the default gathers");
     refused("--backend emu --ring 2 --d 256", "fewer slots");
-    refused("--backend sm90 --ring 1", "2 to 4 slots");
+    refused("--backend sm90 --ring 0", "must be >= 1");
+    cr_expect_eq(stage_run(&stage_D, "--backend emu --b 1 --hq 8 --hkv 1 --skv 200 --d 64 --page 16 --ring 1"), 0,
+                 "--ring 1 (one slot) is the unpipelined kernel");
     refused("--backend sm90 --ring 5", "2 to 4 slots");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --m64-groups 1", "two consumer warpgroups of 64 rows");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --d 256", "fewer slots");

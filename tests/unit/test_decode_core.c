@@ -269,20 +269,26 @@ Test(decode_core, descriptors_encoded_once_then_added_match_direct_encoding)
  * one wavefront when no two lanes hit one bank at different words. With dec_transpose_chunk every
  * load and store is one wavefront a phase; with every lane at its warp's chunk, 4. Every (token,
  * chunk) is also taken exactly once. */
-static int load_wavefronts(const smem_tile *tvs, int warp, int ch, int q, int spread)
+/* spread: 0 every lane at its warp's chunk, 1 dec_transpose_chunk, 2 the permuted keys of P in
+ * registers (lane a's q-th token dec_pv_key_of_pos(4a + q), its chunk dec_transpose_chunk_perm). */
+static int lane_chunk(int ch, int a, int spread)
+{
+    return spread == 2 ? dec_transpose_chunk_perm(ch, a) : spread ? dec_transpose_chunk(ch, a) : ch;
+}
+static int load_wavefronts(const smem_tile *tvs, int ch, int q, int spread)
 {
     int worst = 0;
     for (int phase = 0; phase < 4; phase++) {
         int slots[8] = {0};
         for (int l = 0; l < 8; l++) {
-            const int a = 8 * phase + l, c = spread ? dec_transpose_chunk(ch, a) : ch;
-            slots[(smem_tile_offset(tvs, 4 * a + q, 16 * c) / 16) % 8]++;
+            const int a = 8 * phase + l, c = lane_chunk(ch, a, spread);
+            const int tok = spread == 2 ? dec_pv_key_of_pos(4 * a + q) : 4 * a + q;
+            slots[(smem_tile_offset(tvs, tok, 16 * c) / 16) % 8]++;
         }
         int m = 0;
         for (int i = 0; i < 8; i++) m = slots[i] > m ? slots[i] : m;
         worst = m > worst ? m : worst;
     }
-    (void)warp;
     return worst;
 }
 static int store_wavefronts(const smem_tile *tvt, int ch, int wd, int k, int spread)
@@ -290,7 +296,7 @@ static int store_wavefronts(const smem_tile *tvt, int ch, int wd, int k, int spr
     uint32_t word[32][32]; /* per bank, the distinct words */
     int n[32] = {0}, worst = 0;
     for (int a = 0; a < 32; a++) {
-        const int c = spread ? dec_transpose_chunk(ch, a) : ch;
+        const int c = lane_chunk(ch, a, spread);
         const uint32_t w = smem_tile_offset(tvt, 16 * c + 4 * wd + k, 4 * a) / 4, b = w % 32;
         int seen = 0;
         for (int i = 0; i < n[b]; i++) seen |= word[b][i] == w;
@@ -302,26 +308,59 @@ static int store_wavefronts(const smem_tile *tvt, int ch, int wd, int k, int spr
 Test(decode_core, v_transpose_is_free_of_bank_conflicts)
 {
     static const int ds[] = {64, 128, 256};
-    for (unsigned di = 0; di < 3; di++) {
-        const int d = ds[di], chunks = d / 16;
-        const smem_tile tvs = dec_vs_tile(d), tvt = dec_vt_tile(d);
-        int taken[16][32] = {{0}};
-        for (int w = 0; w < 4; w++)
-            for (int ch = w; ch < chunks; ch += 4) {
-                for (int a = 0; a < 32; a++) taken[dec_transpose_chunk(ch, a)][a]++;
-                for (int q = 0; q < 4; q++) {
-                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 1), 1, "D %d chunk %d token %d: a load phase conflicts", d, ch, q);
-                    cr_expect_eq(load_wavefronts(&tvs, w, ch, q, 0), 4, "D %d: the unspread reads are 4-way conflicts", d);
+    for (unsigned di = 0; di < 3; di++)
+        for (int spread = 1; spread <= 2; spread++) {
+            const int d = ds[di], chunks = d / 16;
+            const smem_tile tvs = dec_vs_tile(d), tvt = dec_vt_tile(d);
+            int taken[16][32] = {{0}};
+            for (int w = 0; w < 4; w++)
+                for (int ch = w; ch < chunks; ch += 4) {
+                    for (int a = 0; a < 32; a++) taken[lane_chunk(ch, a, spread)][a]++;
+                    for (int q = 0; q < 4; q++) {
+                        cr_expect_eq(load_wavefronts(&tvs, ch, q, spread), 1, "D %d chunk %d token %d (%s): a load phase conflicts",
+                                     d, ch, q, spread == 2 ? "permuted" : "plain");
+                        cr_expect_eq(load_wavefronts(&tvs, ch, q, 0), 4, "D %d: the unspread reads are 4-way conflicts", d);
+                    }
+                    for (int wd = 0; wd < 4; wd++)
+                        for (int k = 0; k < 4; k++)
+                            cr_expect_eq(store_wavefronts(&tvt, ch, wd, k, spread), 1,
+                                         "D %d chunk %d word %d.%d (%s): a store conflicts", d, ch, wd, k,
+                                         spread == 2 ? "permuted" : "plain");
                 }
-                for (int wd = 0; wd < 4; wd++)
-                    for (int k = 0; k < 4; k++)
-                        cr_expect_eq(store_wavefronts(&tvt, ch, wd, k, 1), 1, "D %d chunk %d word %d.%d: a store conflicts",
-                                     d, ch, wd, k);
-            }
-        for (int c = 0; c < chunks; c++)
-            for (int a = 0; a < 32; a++)
-                cr_expect_eq(taken[c][a], 1, "D %d: chunk %d of lane %d's tokens taken %d times", d, c, a, taken[c][a]);
+            for (int c = 0; c < chunks; c++)
+                for (int a = 0; a < 32; a++)
+                    cr_expect_eq(taken[c][a], 1, "D %d: chunk %d of lane %d's tokens taken %d times", d, c, a, taken[c][a]);
+        }
+}
+
+/* P in registers: for every thread, K step, A register and byte, the accumulator register that
+ * dec_p_reg_src packs there holds the row wgmma_a8_map gives that byte, and the key that V's
+ * permuted rows put at its K position (dec_pv_key_of_pos); the permutation maps each 16 keys onto
+ * themselves once; and the 16 bytes of a thread's step are 16 distinct accumulator registers. */
+Test(decode_core, p_registers_match_the_permuted_v)
+{
+    for (int pos = 0; pos < DEC_BN; pos++) {
+        const int key = dec_pv_key_of_pos(pos);
+        cr_assert_eq(key / 16, pos / 16, "position %d: key %d leaves its 16", pos, key);
+        for (int other = pos + 1; other < DEC_BN; other++)
+            cr_assert_neq(dec_pv_key_of_pos(other), key, "positions %d and %d carry key %d", pos, other, key);
     }
+    for (int t = 0; t < 128; t++)
+        for (int kk = 0; kk < DEC_BN / 32; kk++) {
+            int used[DEC_BN / 2] = {0};
+            for (int g = 0; g < 4; g++)
+                for (int v = 0; v < 4; v++) {
+                    const int i = dec_p_reg_src(kk, g, v);
+                    cr_assert(i >= 16 * kk && i < 16 * kk + 16, "t %d step %d reg %d byte %d: register %d outside the step", t, kk, g, v, i);
+                    cr_assert_eq(used[i]++, 0, "t %d step %d: register %d packed twice", t, kk, i);
+                    int ra, ca, rp, kp;
+                    wgmma_acc_map(t, i, &ra, &ca);
+                    wgmma_a8_map(t, g, v, &rp, &kp);
+                    cr_assert_eq(ra, rp, "t %d step %d reg %d byte %d: S row %d, A row %d", t, kk, g, v, ra, rp);
+                    cr_assert_eq(ca, 32 * kk + dec_pv_key_of_pos(kp), "t %d step %d reg %d byte %d: S key %d, A position %d holds key %d",
+                                 t, kk, g, v, ca, kp, 32 * kk + dec_pv_key_of_pos(kp));
+                }
+        }
 }
 
 /* sm90's 64-row softmax stores P's codes at dec_p_code_offset: for every thread, register pair and
