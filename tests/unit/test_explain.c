@@ -182,6 +182,13 @@ Test(explain, wgmma_fragments)
     r = run("wgmma-frag --a --thread 0", 1);
     cr_expect_eq(r->rc, 0, "%s", r->out);
     EXPECT_HAS(r, "(0,0) (0,1) (8,0) (8,1) (0,8) (0,9) (8,8) (8,9)");
+    /* e4m3 A, thread 1 (q = 1): register 0 holds row 0, k 4..7, where stage D's ring puts keys 2, 3,
+     * 10, 11, from S registers 0, 1, 4, 5 (thread 1's accumulator holds keys 2, 3 and 10, 11) */
+    r = run("wgmma-frag --a8 --thread 1", 1);
+    cr_expect_eq(r->rc, 0, "%s", r->out);
+    EXPECT_HAS(r, "(0,4)<-key 2 d0 (0,5)<-key 3 d1 (0,6)<-key 10 d4 (0,7)<-key 11 d5 (8,4)<-key 2 d2");
+    r = run("wgmma-frag --a8 --a", 1);
+    cr_expect_eq(r->rc, 2, "%s", r->out);
 }
 
 /* ---- tmap: notes/hardware.md sections 10.1, 10.3 -------------------------------------------------- */

@@ -6,6 +6,7 @@
 #define FMHA_EXPLAIN_CMD_TMEM_H
 
 #include "args.h"
+#include "attn/decode_core.h" /* dec_pv_key_of_pos, dec_p_reg_src: stage D's P in registers */
 #include "model/frag_map.h"
 #include "model/tmem_model.h"
 
@@ -24,12 +25,16 @@ static const char TMEM_USAGE[] =
     "exit: 0 explained, 2 bad input or an access the model rejects (the message names the rule)\n";
 
 static const char WGMMA_USAGE[] =
-    "usage: explain wgmma-frag --n N [--a] [--thread T]\n"
+    "usage: explain wgmma-frag --n N [--a | --a8] [--thread T]\n"
     "Which (row, col) of the 64xN wgmma accumulator each of the 128 threads of the warpgroup holds\n"
     "in each f32 register (m64nNk16), or with --a which (row, k) of the 64x16 bf16/f16 A operand\n"
-    "each thread holds when A comes from registers (8 values in 4 b32 registers per k16 step).\n"
-    "  --n       N: 8..256 in steps of 8 (accumulator map; not needed with --a)\n"
-    "  --a       the A-fragment map instead of the accumulator map\n"
+    "each thread holds when A comes from registers (8 values in 4 b32 registers per k16 step), or\n"
+    "with --a8 the same for the 64x32 e4m3 A operand (16 bytes in 4 b32 registers per k32 step),\n"
+    "with the key stage D's ring past 32 rows puts there (P in registers: V's keys permuted)\n"
+    "and the S accumulator register the byte is packed from.\n"
+    "  --n       N: 8..256 in steps of 8 (accumulator map; not needed with --a / --a8)\n"
+    "  --a       the 16-bit A-fragment map instead of the accumulator map\n"
+    "  --a8      the 8-bit A-fragment map, and stage D's P in registers\n"
     "  --thread  only this thread (0..127)\n"
     "exit: 0 explained, 2 bad input\n";
 
@@ -117,10 +122,30 @@ static int cmd_tmem(int argc, char **argv)
 
 static int cmd_wgmma(int argc, char **argv)
 {
-    opt_t opts[] = {{"--n", 1, 0, 0}, {"--a", 0, 0, 0}, {"--thread", 1, 0, 0}, {NULL, 0, 0, 0}};
+    opt_t opts[] = {{"--n", 1, 0, 0}, {"--a", 0, 0, 0}, {"--a8", 0, 0, 0}, {"--thread", 1, 0, 0}, {NULL, 0, 0, 0}};
     if (parse_opts(argc, argv, 2, opts, NULL)) { fputs(WGMMA_USAGE, stdout); return 0; }
     opt_t *on = opt_find(opts, "--n"), *oa = opt_find(opts, "--a"), *ot = opt_find(opts, "--thread");
+    const int a8 = opt_find(opts, "--a8")->given;
+    if (a8 && (oa->given || on->given)) usage_error("--a8: the 8-bit A fragment is 64x32 whatever N is; drop --n and --a");
     int a = oa->given, n = 0;
+    if (a8) {
+        int t0 = 0, t1 = 127;
+        if (ot->given) t0 = t1 = (int)opt_int(ot, 0, 127, "a warpgroup has threads 0..127");
+        printf("wgmma A fragment (e4m3 from registers, one k32 step): 16 bytes per thread, byte v of b32 register g;\n"
+               "listed g0.v0 .. g3.v3 as (row,k) <- the key whose P stage D's ring puts there (dec_pv_key_of_pos)\n"
+               "and the S accumulator register it is packed from (dec_p_reg_src, K step 0)\n");
+        for (int t = t0; t <= t1; t++) {
+            printf("t%-3d (warp %d lane %2d):", t, t / 32, t % 32);
+            for (int g = 0; g < 4; g++)
+                for (int v = 0; v < 4; v++) {
+                    int row, k;
+                    wgmma_a8_map(t, g, v, &row, &k);
+                    printf(" (%d,%d)<-key %d d%d", row, k, dec_pv_key_of_pos(k), dec_p_reg_src(0, g, v));
+                }
+            printf("\n");
+        }
+        return 0;
+    }
     if (!a) {
         require_given(on, "the accumulator's width");
         n = (int)opt_int(on, 8, 256, "wgmma m64nNk16 takes N = 8..256 in steps of 8");
