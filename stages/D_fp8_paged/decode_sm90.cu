@@ -299,9 +299,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                 pmax[jr] = fmaxf(pmax[jr], s[h][i]);
                 svmax = fmaxf(svmax, v_scale);
             }
-        svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 1));
-        svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 2));
-        svmax = warp_max_over_keys(svmax);
+        svmax = warp_max_over_keys(quad_max(svmax));
         if (lane == 0) red_sv[w] = svmax;
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {

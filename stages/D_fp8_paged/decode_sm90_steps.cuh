@@ -303,6 +303,19 @@ static __device__ __forceinline__ void transpose_v(const uint8_t *smem_vs, uint8
                                          valid);
 }
 
+// A 64-row accumulator's row lives in the 4 lanes of a quad (wgmma_acc_map: lane % 4 picks the
+// columns): its max and sum over them, two shuffles each.
+static __device__ __forceinline__ float quad_max(float x)
+{
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 2));
+}
+static __device__ __forceinline__ float quad_sum(float x)
+{
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 1);
+    return x + __shfl_xor_sync(0xFFFFFFFFu, x, 2);
+}
+
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
 // of the registers skipped at compile time; t: the thread in its warpgroup, prow0: the group's
 // first row in P): the scales (K's on S's columns), the mask, the row max
@@ -360,8 +373,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        tmax[hi] = fmaxf(tmax[hi], __shfl_xor_sync(0xFFFFFFFFu, tmax[hi], 1));
-        tmax[hi] = fmaxf(tmax[hi], __shfl_xor_sync(0xFFFFFFFFu, tmax[hi], 2));
+        tmax[hi] = quad_max(tmax[hi]);
         // the row's max in log2 units; a tile with no visible key of the row leaves it
         const float mx = tmax[hi] == -INFINITY ? m_i[hi] : fmaxf(m_i[hi], rowfac[hi] * tmax[hi]);
         base[hi] = fmha_exp_base(mx, 0);
@@ -392,13 +404,11 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
         if (hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
     }
-    svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 1));
-    svmax = fmaxf(svmax, __shfl_xor_sync(0xFFFFFFFFu, svmax, 2));
+    svmax = quad_max(svmax);
     float sp[2] = {1.0f, 1.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 1));
-        pmax[hi] = fmaxf(pmax[hi], __shfl_xor_sync(0xFFFFFFFFu, pmax[hi], 2));
+        pmax[hi] = quad_max(pmax[hi]);
         sp[hi] = dec_p_scale(pmax[hi], svmax);
     }
     if constexpr (PREG) {
@@ -539,8 +549,7 @@ static __device__ __forceinline__ void m64_epilogue(const dec_params &p, const f
     float fin[2];
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 1);
-        l_i[hi] += __shfl_xor_sync(0xFFFFFFFFu, l_i[hi], 2);
+        l_i[hi] = quad_sum(l_i[hi]);
         fin[hi] = l_i[hi] > 0.0f ? u_i[hi] / l_i[hi] : 0.0f; // no visible key: O = 0
         if (FG17_ROWS && (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) fin[hi] *= o_row_sv[rloc[hi]]; // FG17
     }
