@@ -395,12 +395,13 @@ def decode_bf16_bytes(r):
     return kv + qo
 
 
-VARIANT_COLOR = {"--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
+VARIANT_COLOR = {"--ring 1": "tab:red", "--ring 2": "tab:purple", "--ring 3": "tab:brown", "--ring 4": "tab:pink",
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
                  "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--kv-tma 2": "darkgreen", "--m64-groups 2": "tab:orange",
                  "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black",
                  "--m64-groups 2 --kv-tma 2": "dimgray"}  # none stage D's own red
-VARIANT_WHAT = {"ring": "pipelined", "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
+VARIANT_WHAT = {"ring": "pipelined", "ring 1": "unpipelined, where auto picks the ring",
+                "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
                 "kv-tma 2": "TMA gather, the next tile's during this one",
                 "m64-groups": "two warpgroups a tile"}  # by "name value" where the value changes the meaning
 
@@ -908,6 +909,8 @@ def selftest():
         check(variant_what("--m64-groups 2 --kv-tma 0") == "two warpgroups a tile + cp.async gather",
               "two switches named in order")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
+        check(variant_what("--ring 1") == "unpipelined, where auto picks the ring" and variant_what("--ring 3") == "pipelined",
+              "--ring 1 is the unpipelined kernel, 2-4 the pipelined decode")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")
         dec = {"b": 32, "hq": 128, "hkv": 1, "sq": 1, "skv": 16384, "d": 128, "causal": 0, "status": "ok",
                "backend": "sm90", "time_ms_median": 0.157, "time_ms_min": 0.156, "tflops": 219.0, "gbps": 895.0,
