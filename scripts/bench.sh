@@ -430,6 +430,10 @@ run_stage() { # X family baseline "b hq hkv sq skv d c" [page] [switch flags: an
     st=failed; note="exit $rc: $(echo "${out:-$(tail -n 1 "$log")}" | cut -c1-200); log $log"
   fi
   [ -n "$extra" ] && note="switches: $extra${note:+; $note}"
+  if [ "$fam" = decode ] && [ "$st" = ok ]; then # which kernel --ring auto picked (stage D's detail line)
+    local picked; picked=$(grep -oE 'ring [0-9]+ \(auto[^)]*\)' "$log" | head -n 1)
+    [ -n "$picked" ] && note="${note:+$note; }$picked"
+  fi
   if [ -n "$bname" ]; then
     local bkey="$bname|$b $hq $hkv $sq $skv $d $c"
     btf=${BASE_TF[$bkey]:-}
