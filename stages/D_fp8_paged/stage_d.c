@@ -13,6 +13,7 @@
 #include "host/runner.h"
 #include "host/shape_table.h"
 #include "decode.h"
+#include "ring_auto.h"
 
 /* Packed rows per CTA: sm90's MMA N (8..64, by the shape), or sm100's M = 128 (emu models sm100). */
 static int bm_of(const fmha_opts *o)
@@ -23,21 +24,13 @@ static int bm_of(const fmha_opts *o)
     return bm == DEC_BM_SM90 && (o->m64_groups == 2 || o->ring) ? 2 * DEC_BM_SM90 : bm;
 }
 
-/* --ring auto (the default): the pipelined decode past 32 packed rows (MQA; decode_ring_sm90.cu) where
- * it was measured faster, else none. On sm90, more than 32 packed rows a KV head, D <= 128, and
- * none of the switches the ring refuses or that pick a gather (--fault, --prefetch, --kv-tma,
- * --m64-groups, --timeline): ring 3 when each split of the longest sequence holds at least
- * DEC_RING_AUTO_MIN_TILES tiles (with the split the ring's one CTA an SM gets). Measured on an H100
- * with P's codes in registers (MQA B32 Hq128 Hkv1 D128, split 4, ms, unpipelined against ring 3,
- * notes/device-runs.md run 97): 8 tiles a split 0.0498 / 0.0485, 16 tiles 0.0717 / 0.0657, 32
- * tiles 0.118 / 0.104, 64 tiles 0.211 / 0.180; D 64, 32 tiles: 0.096 / 0.081. Below 8 tiles a
- * split it is not measured, so the unpipelined kernel keeps those. */
-enum { DEC_RING_AUTO_SLOTS = 3, DEC_RING_AUTO_MIN_TILES = 8 };
-static int ring_auto(const fmha_opts *o, int *tiles_per_split)
+/* --ring auto: ring_auto.h says the rule and what it rests on. */
+int stage_d_ring_auto(const fmha_opts *o, int slots, int *tiles_per_split)
 {
     *tiles_per_split = 0;
-    if (o->ring || o->backend != BACKEND_SM90 || o->d > 128 || dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90 ||
-        o->fault_bits || o->prefetch || o->kv_tma >= 0 || o->m64_groups || o->timeline[0] || o->b < 1 || o->hkv < 1)
+    if (o->ring || o->backend != BACKEND_SM90 || o->d > 128 || o->hkv < 1 || o->hq % o->hkv ||
+        dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90 || o->fault_bits || o->prefetch || o->kv_tma >= 0 ||
+        o->m64_groups || o->timeline[0] || o->b < 1)
         return 0;
     int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
     char err[200];
@@ -51,14 +44,21 @@ static int ring_auto(const fmha_opts *o, int *tiles_per_split)
     shape.bm = 2 * DEC_BM_SM90;
     for (int b = 0; b < o->b; b++) shape.max_len = lens[b] > shape.max_len ? lens[b] : shape.max_len;
     free(lens);
+    const int splits = dec_splits_for(o, &shape, slots);
+    const int nt = dec_kv_tiles(shape.max_len);
+    *tiles_per_split = (nt + splits - 1) / splits;
+    return *tiles_per_split >= DEC_RING_AUTO_MIN_TILES ? DEC_RING_AUTO_SLOTS : 0;
+}
+/* ring_auto on this GPU: its SMs times the ring's CTAs an SM (the occupancy API); none without one. */
+static int ring_auto(const fmha_opts *o, int *tiles_per_split)
+{
+    *tiles_per_split = 0;
+    if (o->ring || o->backend != BACKEND_SM90) return 0;
     int sms = 0, dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
     const int per_sm = stage_d_sm90_ctas_per_sm(o->d, 2 * DEC_BM_SM90, DEC_RING_AUTO_SLOTS, 0);
-    const int splits = dec_splits_for(o, &shape, sms * (per_sm > 0 ? per_sm : 1));
-    const int nt = dec_kv_tiles(shape.max_len);
-    *tiles_per_split = (nt + splits - 1) / splits;
-    return *tiles_per_split >= DEC_RING_AUTO_MIN_TILES ? DEC_RING_AUTO_SLOTS : 0;
+    return stage_d_ring_auto(o, sms * (per_sm > 0 ? per_sm : 1), tiles_per_split);
 }
 /* The options a run uses: --ring auto resolved (ring_auto), --ring 1 (one slot: the unpipelined
  * kernel, which waits for its own gather) as no ring. */

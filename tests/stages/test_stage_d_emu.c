@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "stage_run.h"
+#include "stages/D_fp8_paged/ring_auto.h"
 
 extern const stage_def stage_D;
 
@@ -78,4 +79,48 @@ Test(stage_d_emu, program_contract)
     /* --splits auto says what it chose */
     cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 1 --hq 8 --hkv 1 --skv 600 --d 64 2>&1 | "
                                               "grep -q 'splits 5 (auto: 1 CTAs unsplit, 148 resident'"), 0);
+}
+
+/* --ring auto's rule (stages/D_fp8_paged/ring_auto.h) without a GPU: the ring past 32 packed rows
+ * at D <= 128 where each split of the longest sequence holds 8 tiles or more, with the split the
+ * ring's resident CTAs give (here an H200's or H100's 132 SMs x 1), nothing elsewhere. */
+static fmha_opts mqa(int b, int skv, int d, int splits)
+{
+    fmha_opts o = stage_D.defaults;
+    o.backend = BACKEND_SM90;
+    o.b = b; o.hq = 128; o.hkv = 1; o.sq = 1; o.skv = skv; o.d = d; o.splits = splits; o.ragged = 0;
+    return o;
+}
+Test(stage_d_emu, ring_auto_rule)
+{
+    int tiles;
+    fmha_opts o = mqa(32, 16384, 128, 0); /* the bench's MQA row: split 4, 32 tiles a split */
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), DEC_RING_AUTO_SLOTS);
+    cr_expect_eq(tiles, 32, "MQA B32 Skv 16k on 132 slots: %d tiles a split", tiles);
+    o = mqa(32, 4096, 64, 0); /* split 4: 8 tiles */
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), DEC_RING_AUTO_SLOTS, "8 tiles a split: %d", tiles);
+    o = mqa(2, 1024, 128, 1);
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), DEC_RING_AUTO_SLOTS, "one split of 8 tiles: %d", tiles);
+    o = mqa(2, 896, 128, 1);
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), 0, "7 tiles a split");
+    cr_expect_eq(tiles, 7);
+    o = mqa(1, 8192, 128, 0); /* one sequence: auto splits it into 1-tile pieces */
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), 0, "B1: %d tiles a split", tiles);
+    o = mqa(32, 16384, 256, 0);
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), 0, "D 256: the ring's two slots do not fit");
+    o = mqa(32, 16384, 128, 0);
+    o.hq = 64; o.hkv = 8; /* 8 packed rows: the swapped kernel, whose ring is slower */
+    cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), 0, "GQA");
+    static const char *const why[] = {"--ring 2", "--kv-tma 2", "--prefetch 1", "--m64-groups 1", "a fault", "emu", "sm100"};
+    for (int k = 0; k < 7; k++) {
+        o = mqa(32, 16384, 128, 0);
+        if (k == 0) o.ring = 2;
+        if (k == 1) o.kv_tma = 2;
+        if (k == 2) o.prefetch = 1;
+        if (k == 3) o.m64_groups = 1;
+        if (k == 4) o.fault_bits = 1;
+        if (k == 5) o.backend = BACKEND_EMU;
+        if (k == 6) o.backend = BACKEND_SM100;
+        cr_expect_eq(stage_d_ring_auto(&o, 132, &tiles), 0, "%s: no auto ring", why[k]);
+    }
 }
