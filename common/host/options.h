@@ -36,7 +36,7 @@ typedef struct {
                                  * K/V tile (1 or 2; 0 = 1) */
     int ring;                   /* K/V ring slots; 0 = auto (stage F: the deepest of 1..2 the SMEM
                                  * holds; stage D: 3 past 32 packed rows where a split holds enough
-                                 * tiles, else no ring: stage_d.c ring_auto) */
+                                 * tiles, else no ring: D_fp8_paged/ring_auto.h) */
     int ws;                     /* warp specialisation (0/1) */
     int pingpong, overlap;      /* inter-warpgroup ping-pong, intra-warpgroup overlap of S_{j+1} with
                                  * the softmax of tile j: 0/1, or -1 = auto (the stage decides) */

@@ -115,7 +115,7 @@ Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
 }
 
 /* --ring auto: the pipelined decode past 32 packed rows where each split holds at least 8 tiles
- * (stage_d.c ring_auto), the unpipelined kernel below: each row passes its check, and its detail
+ * (stages/D_fp8_paged/ring_auto.h), the unpipelined kernel below: each row passes its check, and its detail
  * line names the kernel the rule picked (grep on the program's output). */
 static int ring_auto_row(const char *args, int want_ring)
 {
