@@ -53,7 +53,7 @@ int stage_d_ring_auto(const fmha_opts *o, int slots, int *tiles_per_split)
 static int ring_auto(const fmha_opts *o, int *tiles_per_split)
 {
     *tiles_per_split = 0;
-    if (o->ring || o->backend != BACKEND_SM90) return 0;
+    if (o->ring || o->backend != BACKEND_SM90) return 0; /* the rule's own first test, before any CUDA query */
     int sms = 0, dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;

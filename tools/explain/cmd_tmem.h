@@ -128,9 +128,9 @@ static int cmd_wgmma(int argc, char **argv)
     const int a8 = opt_find(opts, "--a8")->given;
     if (a8 && (oa->given || on->given)) usage_error("--a8: the 8-bit A fragment is 64x32 whatever N is; drop --n and --a");
     int a = oa->given, n = 0;
+    int t0 = 0, t1 = 127;
+    if (ot->given) t0 = t1 = (int)opt_int(ot, 0, 127, "a warpgroup has threads 0..127");
     if (a8) {
-        int t0 = 0, t1 = 127;
-        if (ot->given) t0 = t1 = (int)opt_int(ot, 0, 127, "a warpgroup has threads 0..127");
         printf("wgmma A fragment (e4m3 from registers, one k32 step): 16 bytes per thread, byte v of b32 register g;\n"
                "listed g0.v0 .. g3.v3 as (row,k) <- the key whose P stage D's ring puts there (dec_pv_key_of_pos)\n"
                "and the S accumulator register it is packed from (dec_p_reg_src, K step 0)\n");
@@ -153,8 +153,6 @@ static int cmd_wgmma(int argc, char **argv)
     } else if (on->given) {
         usage_error("--n: the A fragment is 64x16 whatever N is; drop --n or --a");
     }
-    int t0 = 0, t1 = 127;
-    if (ot->given) t0 = t1 = (int)opt_int(ot, 0, 127, "a warpgroup has threads 0..127");
     int nreg = a ? 8 : n / 2;
     if (a)
         printf("wgmma A fragment (bf16/f16 from registers, one k16 step): 8 values per thread, value v in "
