@@ -96,18 +96,22 @@ FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(DEC_
 enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = DEC_SM90_LOAD_THREADS,
        DEC_RING_EMPTY_COUNT = DEC_SM90_THREADS };
 
-/* The CTA's SMEM for `ring` slots (0: the unpipelined kernel's layout above). */
-FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring)
+/* The CTA's SMEM for `ring` slots (0: the unpipelined kernel's layout above). preg: P's codes stay
+ * in registers (the sm90 ring past 32 rows, dec_ring_p_in_regs), so the layout has no P tile and
+ * D = 128 fits a fourth slot. */
+FMHA_HD int dec_ring_p_in_regs(int sm90, int bm) { return sm90 && bm > DEC_BM_SM90 / 2; }
+FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring, int preg)
 {
     if (ring <= 0) return dec_smem_layout_make_k(bm, d, 0);
     const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
-                                            0u, dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm), 0u};
+                                            0u, preg ? 0u : dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm), 0u};
     return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 2 * ring);
 }
-/* The CTA's SMEM for a kernel: the ring's, or the unpipelined layout with K_NEXT where it is used. */
+/* The CTA's SMEM for an sm90 kernel: the ring's, or the unpipelined layout with K_NEXT where it is used. */
 FMHA_HD smem_layout dec_smem_layout_of(int bm, int d, int ring, int kv_tma)
 {
-    return ring > 0 ? dec_smem_layout_make_ring(bm, d, ring) : dec_smem_layout_make_k(bm, d, dec_has_k_next(bm, ring, kv_tma));
+    return ring > 0 ? dec_smem_layout_make_ring(bm, d, ring, dec_ring_p_in_regs(1, bm))
+                    : dec_smem_layout_make_k(bm, d, dec_has_k_next(bm, ring, kv_tma));
 }
 
 /* TMEM columns (sm100), 512 allocated (S 128 + O up to 256, a power of two; P stays in SMEM: the

@@ -366,7 +366,7 @@ int stage_d_emu_run(const dec_params *p, char *err, int errlen)
     memset(&c, 0, sizeof c);
     c.f = (emu_flow){tmem_model_new(), err, errlen};
     c.p = p;
-    c.L = dec_smem_layout_make_ring(p->bm, p->d, p->ring);
+    c.L = dec_smem_layout_make_ring(p->bm, p->d, p->ring, 0);
     c.tq = dec_q_tile(p->bm, p->d);
     c.tk = dec_k_tile(p->d);
     c.tvt = dec_vt_tile(p->d);

@@ -69,7 +69,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = 2 * DEC_BM_SM90; // the CTA's packed rows
-    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING);
+    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING, 1); // P's codes in registers: no P tile
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];    // [BM x D] e4m3 K-major SW128: A of S = Q K^T
@@ -182,11 +182,13 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
 }
 
 // The instantiations decode_sm90.cu's dispatch takes (D 64 and 128, 2..4 slots; D = 256's two slots
-// and Q exceed the SMEM, and stage_d.c refuses them); nullptr elsewhere.
+// and Q exceed the SMEM, and stage_d.c refuses them); nullptr elsewhere. Without a P tile (P's codes
+// in registers) D = 128 holds four slots: 4 x 49 KB, Q 16 KB.
 dec_sm90_kernel dec_m64_ring_kernel(int d, int ring)
 {
     if (d == 64) return ring == 2 ? decode_kernel_m64_ring<64, 2> : ring == 3 ? decode_kernel_m64_ring<64, 3>
                        : ring == 4 ? decode_kernel_m64_ring<64, 4> : nullptr;
-    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2> : ring == 3 ? decode_kernel_m64_ring<128, 3> : nullptr;
+    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2> : ring == 3 ? decode_kernel_m64_ring<128, 3>
+                        : ring == 4 ? decode_kernel_m64_ring<128, 4> : nullptr;
     return nullptr;
 }

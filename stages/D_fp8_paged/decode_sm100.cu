@@ -202,7 +202,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = DEC_BM_SM100;
-    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING);
+    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING, 0);
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(BM);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [128 x D] e4m3 K-major SW128: A of S = Q K^T
@@ -495,7 +495,7 @@ static __global__ void __launch_bounds__(DEC_SM100_THREADS, 1) decode_kernel(con
 extern "C" int stage_d_sm100_launch(const void *params)
 {
     const dec_params &p = *(const dec_params *)params;
-    const uint32_t smem = dec_smem_layout_make_ring(DEC_BM_SM100, p.d, p.ring).bytes;
+    const uint32_t smem = dec_smem_layout_make_ring(DEC_BM_SM100, p.d, p.ring, 0).bytes;
     const int rc = dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         constexpr int d = decltype(D)::value;
         void (*k)(dec_params) = p.ring == 2 ? decode_kernel<d, 2> : p.ring == 3 ? decode_kernel<d, 3>

@@ -333,6 +333,9 @@ static __device__ __forceinline__ float quad_sum(float x)
 // FAULTS on every tile). Chosen by ptxas's spill report: the 64-row kernels at D 256 spilled
 // 600-1500 bytes with the pairs or with two copies, the 64-row ring at D 128 spilled 76 bytes
 // with the 4-byte loads; this way D 128 spills nothing and D 256 less than before.
+#ifndef DEC_P_SCALE_KEEP
+#define DEC_P_SCALE_KEEP 16 // how far below its P scale a row's new bound may fall and keep it (0: never)
+#endif
 template <int D> static __device__ __forceinline__ float2 scale_pair(const float *sc, int c)
 {
     if constexpr (D > 128) return make_float2(sc[c], sc[c + 1]);
@@ -370,7 +373,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         }
         tmax[hi] = fmaxf(tmax[hi], fmaxf(s[i], s[i + 1]));
     }
-    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f};
+    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
         tmax[hi] = quad_max(tmax[hi]);
@@ -380,8 +383,13 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
         m_i[hi] = mx;
         l_i[hi] *= alpha[hi];
+        // the row's largest P of the tile, by the exponent's own FFMA on its largest score (the
+        // exponential is monotone): it bounds P' below without a pass over P' (see sp below)
+        emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
     }
-    float pmax[2] = {0.0f, 0.0f}, svmax = 0.0f;
+    bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
+    if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
+    float svmax = 0.0f;
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
@@ -397,19 +405,26 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         l_i[hi] += e0 + e1; // this thread's part of the row sum (the quad is summed at the end)
         // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
         const float2 v2 = scale_pair<D>(sv, c);
-        bool fold = true;
-        if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
         s[i] = fold ? e0 * v2.x : e0;
         s[i + 1] = fold ? e1 * v2.y : e1;
-        pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
         if (hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
     }
     svmax = quad_max(svmax);
+    // P's scale from a bound on the row's largest P', its largest P times the tile's largest V
+    // scale, not from P' itself: no max over 64 scores and no quad reduction a row. The codes then
+    // top out at 448 sv_j / svmax for the key j of the row's largest P, a factor of the V scales'
+    // spread below the exact max, still in e4m3's normal range with its 3 bits (notes/fp8-scales.md)
+    // The row keeps the scale it has (u) while the new one lies within [u / DEC_P_SCALE_KEEP, u]:
+    // its codes then top out at 448 / DEC_P_SCALE_KEEP or more, normal, and O needs no correction
+    // where the row max stayed too, so a warp whose rows all keep both skips O's D / 2 FMULs
     float sp[2] = {1.0f, 1.0f};
+    bool same = true;
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        pmax[hi] = quad_max(pmax[hi]);
-        sp[hi] = dec_p_scale(pmax[hi], svmax);
+        const float spn = dec_p_scale(fold ? emax[hi] * svmax : emax[hi], svmax);
+        const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u_i[hi] && spn * (float)DEC_P_SCALE_KEEP >= u_i[hi];
+        sp[hi] = keep ? u_i[hi] : spn;
+        same = same && keep && alpha[hi] == 1.0f;
     }
     if constexpr (PREG) {
         // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
@@ -437,15 +452,16 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
             *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
         }
     }
-    // the correction, in the new unit sp: O *= alpha u / sp
+    // the correction, in the new unit sp: O *= alpha u / sp (alpha alone where the row kept u)
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
+        if (sp[hi] != u_i[hi]) alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
         u_i[hi] = sp[hi];
     }
+    if (!__all_sync(0xFFFFFFFFu, same))
 #pragma unroll
-    for (int i = 0; i < D / 2; i++)
-        if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+        for (int i = 0; i < D / 2; i++)
+            if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
 }
 
 // Steps 2c-2d, the copy a tile needs: the masked one where some key of the tile lies past a

@@ -157,14 +157,16 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "cp.async; the TMA gather lands V in K's layout only", o->kv_tma);
         return 2;
     }
-    const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring).bytes;
+    const int sm90 = o->backend == BACKEND_SM90;
+    const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring, dec_ring_p_in_regs(sm90, bm_of(o))).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
         snprintf(err, len, "--ring=%d --d=%d: %d slots of %u bytes (K, V, the scales, V transposed) need %u bytes of SMEM, "
                  "over the %u-byte opt-in limit: fewer slots", o->ring, o->d, o->ring, dec_ring_slot_bytes(o->d), ring_bytes,
                  SMEM_OPTIN_MAX_BYTES);
         return 2;
     }
-    return dec_validate(o, "D", bm_of(o), dec_smem_layout_of(bm_of(o), o->d, o->ring, dec_kv_tma_of(o)).bytes, err, len);
+    const uint32_t smem = o->ring ? ring_bytes : dec_smem_layout_of(bm_of(o), o->d, 0, dec_kv_tma_of(o)).bytes;
+    return dec_validate(o, "D", bm_of(o), smem, err, len);
 }
 
 /* Resident CTAs the GPU holds at once, for --splits auto: its SMs times the kernel's occupancy

@@ -107,6 +107,8 @@ static const char *const ring_m64_rows[] = {
     "--b 1 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --ring 2 --seed 145",
     "--b 4 --hq 128 --hkv 1 --sq 8 --skv 1500 --ragged --d 64 --page 256 --splits 5 --ring 2 --seed 146",
     "--b 2 --hq 64 --hkv 1 --sq 1 --seqlens 1,129 --d 128 --page 128 --splits 3 --ring 3 --seed 147",
+    /* four slots at D = 128 (no P tile): every slot reused, a ragged tail, splits */
+    "--b 3 --hq 128 --hkv 1 --sq 2 --skv 2500 --ragged --d 128 --page 16 --splits 2 --ring 4 --seed 154",
 };
 Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
 {

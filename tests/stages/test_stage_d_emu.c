@@ -51,7 +51,12 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --ring 5", "2 to 4 slots");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --m64-groups 1", "two consumer warpgroups of 64 rows");
     refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --d 256", "fewer slots");
-    refused("--backend sm90 --ring 4 --hq 128 --hkv 1 --d 128", "fewer slots");
+    /* past 32 rows sm90's ring keeps P's codes in registers, so D = 128 holds four slots; the sm100
+     * flow (emu) keeps P in SMEM and holds three */
+    refused("--backend emu --ring 4 --hq 128 --hkv 1 --d 128", "fewer slots");
+    cr_expect_neq(program_exit_code("stage_D", "--backend sm90 --ring 4 --hq 128 --hkv 1 --d 128 > /dev/null 2>&1"), 2,
+                  "sm90's ring past 32 rows has no P tile: four slots fit at D = 128");
+    refused("--backend sm90 --ring 4 --hq 16 --hkv 2 --d 256", "fewer slots");
     refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
     refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
     /* the L2 prefetch: 0..4 tiles ahead, sm90's unpipelined kernels only */
