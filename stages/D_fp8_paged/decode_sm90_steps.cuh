@@ -389,7 +389,9 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     }
     bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
     if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
-    float svmax = 0.0f;
+    // D 256 keeps the exact max over P': with the bound its kernels spilled 156 bytes (1168 loaded)
+    constexpr bool BOUND = D <= 128;
+    float svmax = 0.0f, pmax[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
@@ -407,6 +409,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         const float2 v2 = scale_pair<D>(sv, c);
         s[i] = fold ? e0 * v2.x : e0;
         s[i + 1] = fold ? e1 * v2.y : e1;
+        if constexpr (!BOUND) pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
         if (hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
     }
     svmax = quad_max(svmax);
@@ -421,8 +424,8 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     bool same = true;
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        const float spn = dec_p_scale(fold ? emax[hi] * svmax : emax[hi], svmax);
-        const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u_i[hi] && spn * (float)DEC_P_SCALE_KEEP >= u_i[hi];
+        const float spn = BOUND ? dec_p_scale(fold ? emax[hi] * svmax : emax[hi], svmax) : dec_p_scale(quad_max(pmax[hi]), svmax);
+        const bool keep = BOUND && DEC_P_SCALE_KEEP > 0 && spn <= u_i[hi] && spn * (float)DEC_P_SCALE_KEEP >= u_i[hi];
         sp[hi] = keep ? u_i[hi] : spn;
         same = same && keep && alpha[hi] == 1.0f;
     }
@@ -455,10 +458,10 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     // the correction, in the new unit sp: O *= alpha u / sp (alpha alone where the row kept u)
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
-        if (sp[hi] != u_i[hi]) alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
+        if (!BOUND || sp[hi] != u_i[hi]) alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
         u_i[hi] = sp[hi];
     }
-    if (!__all_sync(0xFFFFFFFFu, same))
+    if (!BOUND || !__all_sync(0xFFFFFFFFu, same))
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
