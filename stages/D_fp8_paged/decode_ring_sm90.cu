@@ -69,7 +69,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int BM = 2 * DEC_BM_SM90; // the CTA's packed rows
-    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING, 1); // P's codes in registers: no P tile
+    const smem_layout L = dec_smem_layout_make_ring(BM, D, RING, dec_ring_p_in_regs(1, BM)); // P's codes in registers: no P tile
     const smem_tile tq = dec_q_tile(BM, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];    // [BM x D] e4m3 K-major SW128: A of S = Q K^T

@@ -84,7 +84,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = smem_align_base(smem_raw, SMEM_TILE_ALIGN);
     constexpr int RPT = NR / 4; // packed rows a thread holds
-    const smem_layout L = dec_smem_layout_make_ring(NR, D, RING, 0); // P^T in SMEM: the swapped P V reads it from there
+    const smem_layout L = dec_smem_layout_make_ring(NR, D, RING, dec_ring_p_in_regs(1, NR)); // up to 32 rows: P^T in SMEM, where the swapped P V reads it
     const smem_tile tq = dec_q_tile(NR, D), tk = dec_k_tile(D), tvt = dec_vt_tile(D), tp = dec_p_tile(NR);
     const smem_tile tv_mn = dec_v_mn_tile(D);
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];   // [NR x D] e4m3 K-major SW128: B of S^T = K Q^T

@@ -333,14 +333,17 @@ static __device__ __forceinline__ float quad_sum(float x)
 // FAULTS on every tile). Chosen by ptxas's spill report: the 64-row kernels at D 256 spilled
 // 600-1500 bytes with the pairs or with two copies, the 64-row ring at D 128 spilled 76 bytes
 // with the 4-byte loads; this way D 128 spills nothing and D 256 less than before.
-#ifndef DEC_P_SCALE_KEEP
-#define DEC_P_SCALE_KEEP 16 // how far below its P scale a row's new bound may fall and keep it (0: never)
-#endif
 template <int D> static __device__ __forceinline__ float2 scale_pair(const float *sc, int c)
 {
     if constexpr (D > 128) return make_float2(sc[c], sc[c + 1]);
     else return *(const float2 *)(sc + c);
 }
+
+// How far below its P scale a row's new bound may fall and the row keep that scale (0: never);
+// a build switch for the A/B against the per-tile scale (notes/fp8-scales.md).
+#ifndef DEC_P_SCALE_KEEP
+#define DEC_P_SCALE_KEEP 16
+#endif
 
 // PREG: P's codes go into pa, A's registers of P V's four K steps (dec_p_reg_src; V's keys permuted
 // to match by the load warps), not to SMEM; a row the thread does not hold (HALVES = 1) is zeros.
@@ -373,6 +376,9 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         }
         tmax[hi] = fmaxf(tmax[hi], fmaxf(s[i], s[i + 1]));
     }
+    // P's scale from a bound at D <= 128; D 256 keeps the exact max over P' (with the bound its
+    // 64-row kernels spilled 156 bytes, 1168 loaded)
+    constexpr bool BOUND = D <= 128;
     float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
@@ -385,12 +391,10 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         l_i[hi] *= alpha[hi];
         // the row's largest P of the tile, by the exponent's own FFMA on its largest score (the
         // exponential is monotone): it bounds P' below without a pass over P' (see sp below)
-        emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
+        if constexpr (BOUND) emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
     }
     bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
     if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
-    // D 256 keeps the exact max over P': with the bound its kernels spilled 156 bytes (1168 loaded)
-    constexpr bool BOUND = D <= 128;
     float svmax = 0.0f, pmax[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
