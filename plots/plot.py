@@ -399,11 +399,11 @@ VARIANT_COLOR = {"--ring 1": "tab:red", "--ring 2": "tab:purple", "--ring 3": "t
                  "--prefetch 1": "tab:cyan", "--prefetch 2": "tab:green", "--prefetch 4": "tab:olive",
                  "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--kv-tma 2": "darkgreen", "--m64-groups 2": "tab:orange",
                  "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black",
-                 "--m64-groups 2 --kv-tma 2": "dimgray"}  # none stage D's own red
+                 "--m64-groups 2 --kv-tma 2": "dimgray", "--ring 4 --overlap 1": "gold"}  # none stage D's own red
 VARIANT_WHAT = {"ring": "pipelined", "ring 1": "unpipelined, where auto picks the ring",
                 "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
                 "kv-tma 2": "TMA gather, the next tile's during this one",
-                "m64-groups": "two warpgroups a tile"}  # by "name value" where the value changes the meaning
+                "m64-groups": "two warpgroups a tile", "overlap 1": "P V under the next softmax"}  # by "name value" where the value changes the meaning
 
 
 def variant_what(var):
@@ -416,7 +416,7 @@ def variant_what(var):
 def ablation_variant(r):
     """'--ring 2', '--prefetch 2', '--kv-tma 1', '--m64-groups 2' (or several, in the note's order) from a
     decode ablation row's note ('switches: --ring 2'), else None. --splits is not a variant."""
-    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups) (\S+)", r.get("note") or "")
+    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups|overlap) (\S+)", r.get("note") or "")
     return " ".join("--%s %s" % g for g in m) if m else None
 
 
@@ -909,6 +909,8 @@ def selftest():
         check(variant_what("--m64-groups 2 --kv-tma 0") == "two warpgroups a tile + cp.async gather",
               "two switches named in order")
         check(ablation_variant({"note": "switches: --ring 3 --splits 1"}) == "--ring 3", "a decode row's ring")
+        check(ablation_variant({"note": "switches: --ring 4 --overlap 1"}) == "--ring 4 --overlap 1"
+              and variant_what("--ring 4 --overlap 1") == "pipelined + P V under the next softmax", "a decode row's overlap")
         check(variant_what("--ring 1") == "unpipelined, where auto picks the ring" and variant_what("--ring 3") == "pipelined",
               "--ring 1 is the unpipelined kernel, 2-4 the pipelined decode")
         check(ablation_variant({"note": "switches: --splits 4"}) is None, "no decode variant in a splits-only note")

@@ -506,14 +506,14 @@ if uses decode; then
       [ "${FAMILY[$X]}" = decode ] && present "$X" && run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page"
     done
   done <<<"$DECODE_SHAPES"
-  # then a decode stage's `--shapes ablation` (stage D: the pipelined decode's --ring, the L2
-  # prefetch's --prefetch, the TMA gather's --kv-tma), kind
+  # then a decode stage's `--shapes ablation` (stage D: the pipelined decode's --ring and
+  # --overlap, the L2 prefetch's --prefetch, the TMA gather's --kv-tma), kind
   # "ablation", the switch in the note, its ratio to the same baselines
   for X in "${ORDER[@]}"; do
     { present "$X" && [ "${FAMILY[$X]}" = decode ]; } || continue
     while read -r line; do
       [ -n "$line" ] || continue
-      sw=$(echo "$line" | grep -oE -- '--(ring|splits|prefetch|kv-tma|m64-groups) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
+      sw=$(echo "$line" | grep -oE -- '--(ring|splits|prefetch|kv-tma|m64-groups|overlap) [^ ]+' | tr '\n' ' ' | sed 's/ $//')
       read -r b hq hkv sq skv d c page <<<"$(tuple_of "$line")"
       run_stage "$X" decode "${BASE_OF[$X]}" "$b $hq $hkv $sq $skv $d $c" "$page" "$sw"
     done < <(build/bin/stage_"$X" --shapes ablation 2>/dev/null)

@@ -60,6 +60,7 @@ typedef struct {
     int bm;                          /* packed rows per CTA: sm90 8..DEC_BM_SM90 by the shape (2 x DEC_BM_SM90 with
                                       * --m64-groups 2), sm100 DEC_BM_SM100 */
     int ring;                        /* sm90's pipelined decode: K/V ring slots (2..DEC_MAX_RING); 0 = no ring */
+    int overlap;                     /* sm90's ring past 32 rows: P_{j-1} V_{j-1} under tile j's softmax (0/1) */
     int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
                                       * gather (0..DEC_MAX_PREFETCH); 0 = none */
     int kv_tma;                      /* sm90's unpipelined kernels: K and V gathered by TMA, one box a page

@@ -42,7 +42,9 @@ static const flag_t flags[] = {
     {"--pingpong", K_AUTO_BOOL, OFF(pingpong), OPT_PIPE, 0, "auto|0|1: two consumer warpgroups take turns at the MMAs"},
     {"--consumers", K_AUTO_INT, OFF(consumers), OPT_PIPE, 0, "auto|2|3: sm90 consumer warpgroups of 64 query rows"},
     {"--kv-tile", K_AUTO_INT, OFF(kv_tile), OPT_PIPE, 0, "auto|64|128|176: keys a KV tile (auto: 128; sm90: 64 at D = 256 gives the ring two slots, 176 at D = 128 is FA3's tile)"},
-    {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE, 0, "auto|0|1: S of tile j+1 issued before the softmax of tile j"},
+    {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE | OPT_OVERLAP, 0,
+     "auto|0|1: S of tile j+1 issued before the softmax of tile j (stage F; stage D's ring past 32 rows: P V of tile j-1 "
+     "under the softmax of tile j, auto: 0)"},
     {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
      "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
     {"--kv-box", K_AUTO_BOOL, OFF(kv_box), OPT_PIPE, 0,
@@ -274,6 +276,7 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
         if (d->splits) printf("%d", d->splits); else printf("auto");
     }
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE)) printf(" ring=%d", d->ring);
+    if ((accepts & OPT_OVERLAP) && !(accepts & OPT_PIPE)) printf(" overlap=%s", auto_bool(d->overlap));
     if (accepts & OPT_PIPE) {
         printf(" ring=");
         if (d->ring) printf("%d", d->ring); else printf("auto");
@@ -310,6 +313,8 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if ((accepts & OPT_DECODE) && o->kv_tma >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_tma=%d", o->kv_tma);
     if ((accepts & OPT_DECODE) && o->m64_groups > 1) n += snprintf(buf + n, len - (size_t)n, " m64_groups=%d", o->m64_groups);
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE) && o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
+    if ((accepts & OPT_OVERLAP) && !(accepts & OPT_PIPE) && o->overlap > 0)
+        n += snprintf(buf + n, len - (size_t)n, " overlap=%d", o->overlap);
     if (accepts & OPT_PIPE) {
         if (o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
         else n += snprintf(buf + n, len - (size_t)n, " ring=auto");

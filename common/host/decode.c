@@ -94,6 +94,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->splits = 1;
     p->bm = bm;
     p->ring = o->ring;
+    p->overlap = o->overlap > 0 && o->ring > 0;
     p->prefetch = o->prefetch;
     p->kv_tma = dec_kv_tma_of(o);
     p->scale = 1.0f / sqrtf((float)o->d);

@@ -17,6 +17,7 @@ enum {
     OPT_DECODE = 1u << 4, /* --seqlens, --ragged, --splits (ragged decode over a paged cache) */
     OPT_PIPE   = 1u << 5, /* --ws, --pingpong, --overlap, --consumers (stage F's pipeline switches) */
     OPT_RING   = 1u << 6, /* --ring (stage F's K/V ring; stage D's pipelined decode) */
+    OPT_OVERLAP = 1u << 7, /* --overlap alone (stage D's ring past 32 rows; OPT_PIPE includes it) */
 };
 
 typedef struct {

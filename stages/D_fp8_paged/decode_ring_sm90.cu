@@ -53,17 +53,69 @@
 // in registers, and every consumer thread arrives on the slot's empty barrier once its P V has
 // completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
-enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
+// The overlap (OV below) keeps a P V's 16 registers of P's codes live through the next softmax: its
+// consumers take 232 (at 216 ptxas spilled 64 bytes at D 128), its load warps 40
+enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216,
+       DEC_M64_RING_OV_LOAD_REGS = 56, DEC_M64_RING_OV_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
 // 384, a multiple of 8), not the whole register file; a split above it would block setmaxnreg.inc
 static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <=
                   (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
               "the registers the load warps give back cover what the consumers take");
-template <int D, int RING>
+static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_OV_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_OV_CONS_REGS <=
+                  (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
+              "the registers the load warps give back cover what the consumers take (the overlap's split)");
+#if DEC_SM90_DEVICE
+// Steps 2c-2d for a consumer warp, by the rows it holds: both of a thread's rows, the first only, or
+// none (a warp past the packed rows: P's codes are zeros; before_p still runs, see softmax_tile_as)
+template <int D, class Hook>
+static __device__ __forceinline__ void m64_ring_softmax(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
+                                                        const int (&nvis)[2], const float (&rowfac)[2], int kv0,
+                                                        const ring_slot &sl, uint32_t (&pa)[DEC_BN / 8], int t, int prow0,
+                                                        int w0, int M, const Hook &before_p)
+{
+    if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, before_p);
+    else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, before_p);
+    else {
+        before_p();
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
+    }
+}
+
+// Keeps P's registers of a P V in flight live until its wait: the compiler does not know that the
+// wgmma reads them after its issue, and would otherwise give the next tile's codes the same ones
+template <int N> static __device__ __forceinline__ void keep_operand(uint32_t (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+// O += P V for one tile: P's codes from registers, V^T (keys in P's order) at the slot's offset
+template <int D>
+static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&pa)[DEC_BN / 8], uint64_t dvt0, uint32_t off,
+                                                const smem_tile &tvt, const smem_tile &tv_mn)
+{
+#pragma unroll
+    for (int kk = 0; kk < DEC_BN / 32; kk++) {
+        const uint32_t a4[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+        wgmma_m64nNk32_rs_e4m3<D>(o, a4, smem_desc_add(dvt0, off + dec_vt_step_offset(&tvt, &tv_mn, false, 0, 32 * kk)), 1);
+    }
+    wgmma_commit();
+}
+#endif
+
+// OV (--overlap 1): P_{j-1} V_{j-1} is issued with S_j and runs under tile j's softmax; its slot is
+// released once it completed, a tile later than without the overlap (hence RING >= 3: at two slots
+// the load role, which publishes a tile only after issuing the next, would wait for a slot the
+// consumers release only after that publication)
+template <int D, int RING, bool OV>
 static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS, 1)
     decode_kernel_m64_ring(const __grid_constant__ dec_sm90_args a)
 {
     static_assert(RING >= 2, "a ring of at least two slots");
+    static_assert(!OV || RING >= 3, "the overlap holds a slot a tile longer: three slots at least");
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
@@ -103,11 +155,11 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // Registers by role: 384 threads get 168 each at launch; the consumers' S and O fragments (two
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
-        wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
+        wg_setmaxnreg_dec<OV ? DEC_M64_RING_OV_LOAD_REGS : DEC_M64_RING_LOAD_REGS>();
         load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
         return;
     }
-    wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
+    wg_setmaxnreg_inc<OV ? DEC_M64_RING_OV_CONS_REGS : DEC_M64_RING_CONS_REGS>();
 
     // Step 1: prologue: Q quantised per row, the CTA's 128 rows by the 256 consumer threads
     quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
@@ -129,48 +181,96 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     const uint64_t dvt0 = smem_tile_desc_sm90(&tvt, smem_u32(sl0.vt), 0, 0);
     const int w0 = m0 + 16 * (t / 32); // the warp's first row: warps past the rows skip the softmax
     ring_state rs = ring_make(RING);
-    for (int j = t0; j < t1; j++) {
-        const int kv0 = j * DEC_BN;
-        const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
-        const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
-        const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
-        // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the slot
-        mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
-        __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
-
-        // Step 2b: S = Q K_j^T
-        float s[DEC_BN / 2];
+    // Step 2b: S = Q K_j^T (D / 32 wgmma), issued and committed; the caller waits
+    auto s_issue = [&](float (&s)[DEC_BN / 2], uint32_t off) {
 #pragma unroll
         for (int i = 0; i < DEC_BN / 2; i++) s[i] = 0.0f;
-        wgmma_fence();
+        wgmma_fence(); // O's correction and P's registers were written by ordinary instructions
 #pragma unroll
         for (int k = 0; k < D; k += 32)
             wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, off), k), k > 0);
         wgmma_commit();
-        wgmma_wait<0>();
-        if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
-
-        // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
-        // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
+    };
+    if constexpr (OV) {
+        // Tile j: S_j issued, then P_{j-1} V_{j-1}; the wait for S_j only; the softmax of tile j runs
+        // while that P V does, up to P's codes: there (before_p) the wait for the P V, then its slot
+        // released, then P_j's codes into the same registers and O corrected. The first tile has no
+        // P V before it; the last one's follows the loop.
         uint32_t pa[DEC_BN / 8];
-        if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, DEC_BM_SM90 * g);
-        else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, DEC_BM_SM90 * g);
-        else
-#pragma unroll
-            for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
-
-        // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
-        // slot is released (every consumer thread)
-        wgmma_fence(); // P's registers and O's rescale were written by ordinary instructions
-#pragma unroll
-        for (int kk = 0; kk < DEC_BN / 32; kk++) {
-            const uint32_t a4[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-            wgmma_m64nNk32_rs_e4m3<D>(o, a4, smem_desc_add(dvt0, off + dec_vt_step_offset(&tvt, &tv_mn, false, 0, 32 * kk)), 1);
+        uint32_t off_prev = 0u, empty_prev = 0u;
+        {
+            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
+            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
+            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
+            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+            __syncwarp();
+            float s[DEC_BN / 2];
+            s_issue(s, off);
+            wgmma_wait<0>();
+            if (early) mbar_arrive(empty); // FG23
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
+                                dec_no_hook());
+            off_prev = off;
+            empty_prev = empty;
+            ring_advance(&rs);
         }
-        wgmma_commit();
+        for (int j = t0 + 1; j < t1; j++) {
+            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
+            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
+            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
+            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+            __syncwarp();
+            float s[DEC_BN / 2];
+            s_issue(s, off);
+            issue_pv<D>(o, pa, dvt0, off_prev, tvt, tv_mn);
+            wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
+            wgmma_fence_operand(s);
+            if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
+            const auto pv_done = [&]() { // P_{j-1} V_{j-1} has completed: its slot is free, O and P's registers too
+                wgmma_wait<0>();
+                wgmma_fence_operand(o);
+                keep_operand(pa);
+                if (!early) mbar_arrive(empty_prev);
+            };
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M, pv_done);
+            off_prev = off;
+            empty_prev = empty;
+            ring_advance(&rs);
+        }
+        wgmma_fence();
+        issue_pv<D>(o, pa, dvt0, off_prev, tvt, tv_mn); // the last tile's P V
         wgmma_wait<0>();
-        if (!early) mbar_arrive(empty);
-        ring_advance(&rs);
+        wgmma_fence_operand(o);
+        if (!early) mbar_arrive(empty_prev);
+    } else {
+        for (int j = t0; j < t1; j++) {
+            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
+            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
+            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
+            // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the slot
+            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+            __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
+
+            // Step 2b: S = Q K_j^T
+            float s[DEC_BN / 2];
+            s_issue(s, off);
+            wgmma_wait<0>();
+            if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
+
+            // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
+            // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
+            uint32_t pa[DEC_BN / 8];
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
+                                dec_no_hook());
+
+            // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
+            // slot is released (every consumer thread)
+            wgmma_fence(); // P's registers and O's rescale were written by ordinary instructions
+            issue_pv<D>(o, pa, dvt0, off, tvt, tv_mn);
+            wgmma_wait<0>();
+            if (!early) mbar_arrive(empty);
+            ring_advance(&rs);
+        }
     }
 
     // Step 3: epilogue: finish the row sums over the quad, O = u O_acc / l, LSE (no FG17 variant here)
@@ -184,11 +284,16 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
 // The instantiations decode_sm90.cu's dispatch takes (D 64 and 128, 2..4 slots; D = 256's two slots
 // and Q exceed the SMEM, and stage_d.c refuses them); nullptr elsewhere. Without a P tile (P's codes
 // in registers) D = 128 holds four slots: 4 x 49 KB, Q 16 KB.
-dec_sm90_kernel dec_m64_ring_kernel(int d, int ring)
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap)
 {
-    if (d == 64) return ring == 2 ? decode_kernel_m64_ring<64, 2> : ring == 3 ? decode_kernel_m64_ring<64, 3>
-                       : ring == 4 ? decode_kernel_m64_ring<64, 4> : nullptr;
-    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2> : ring == 3 ? decode_kernel_m64_ring<128, 3>
-                        : ring == 4 ? decode_kernel_m64_ring<128, 4> : nullptr;
+    if (overlap) {
+        if (d == 64) return ring == 3 ? decode_kernel_m64_ring<64, 3, true> : ring == 4 ? decode_kernel_m64_ring<64, 4, true> : nullptr;
+        if (d == 128) return ring == 3 ? decode_kernel_m64_ring<128, 3, true> : ring == 4 ? decode_kernel_m64_ring<128, 4, true> : nullptr;
+        return nullptr;
+    }
+    if (d == 64) return ring == 2 ? decode_kernel_m64_ring<64, 2, false> : ring == 3 ? decode_kernel_m64_ring<64, 3, false>
+                       : ring == 4 ? decode_kernel_m64_ring<64, 4, false> : nullptr;
+    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2, false> : ring == 3 ? decode_kernel_m64_ring<128, 3, false>
+                        : ring == 4 ? decode_kernel_m64_ring<128, 4, false> : nullptr;
     return nullptr;
 }

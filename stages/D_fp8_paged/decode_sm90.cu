@@ -596,7 +596,7 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // this one: the swapped kernel's single buffer after S, the m64 kernels' second K buffer).
 // tl (--timeline): the stamping twins of the default gathers only, the swapped and the one-group
 // m64 kernels with the next tile's boxes ahead (kt 2); stage_d.c refuses the others.
-template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl)
+template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0)
 {
     if (tl) {
         if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 2, 1, true>;
@@ -604,7 +604,7 @@ template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool
         else return nullptr;
     }
     if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
-        if (ring) return dec_m64_ring_kernel(D, ring); // past 32 rows: the two groups on a ring (decode_ring_sm90.cu)
+        if (ring) return dec_m64_ring_kernel(D, ring, ov); // past 32 rows: the two groups on a ring (decode_ring_sm90.cu)
         return kt == 2 ? decode_kernel_m64<D, 2, 2> : kt ? decode_kernel_m64<D, 1, 2> : decode_kernel_m64<D, 0, 2>;
     } else if constexpr (NR == DEC_BM_SM90) {
         (void)ring;
@@ -680,7 +680,7 @@ static int launch_rows(const dec_params &p)
     if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR == DEC_BM_SM90 ? 0 : p.ring; // one 64-row group has no ring (stage_d.c: --ring takes two)
-        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr);
+        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr, p.overlap);
         if (!k) {
             if (p.timeline) fprintf(stderr, "stage D: --timeline: no stamping kernel for %d packed rows a CTA\n", NR);
             else fprintf(stderr, "stage D: no sm90 kernel for %d packed rows a CTA at D = %d with --ring %d\n", NR, p.d, ring);

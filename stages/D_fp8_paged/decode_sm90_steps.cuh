@@ -29,7 +29,7 @@ struct dec_sm90_args {
 typedef void (*dec_sm90_kernel)(dec_sm90_args);
 // decode_ring_sm90.cu: the pipelined kernel past 32 packed rows at head dim d with `ring` slots
 // (nullptr where there is none)
-dec_sm90_kernel dec_m64_ring_kernel(int d, int ring);
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap);
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
@@ -347,13 +347,19 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
 
 // PREG: P's codes go into pa, A's registers of P V's four K steps (dec_p_reg_src; V's keys permuted
 // to match by the load warps), not to SMEM; a row the thread does not hold (HALVES = 1) is zeros.
-template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG>
+// before_p: called once P' and its scale are known, before P's codes are written (pa may still
+// be read by a P V in flight until then) and before O is corrected (O may still be its accumulator):
+// the overlapped ring waits there for the previous tile's P V (decode_ring_sm90.cu)
+struct dec_no_hook {
+    __device__ __forceinline__ void operator()() const {}
+};
+template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, class Hook = dec_no_hook>
 static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                        const int (&rloc)[2], const int (&nvis)[2],
                                                        const float (&rowfac)[2], int kv0, const float *sk,
                                                        const float *sv, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8],
-                                                       int t, int prow0)
+                                                       int t, int prow0, const Hook &before_p = Hook())
 {
     // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
     float tmax[2] = {-INFINITY, -INFINITY};
@@ -433,6 +439,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         sp[hi] = keep ? u_i[hi] : spn;
         same = same && keep && alpha[hi] == 1.0f;
     }
+    before_p();
     if constexpr (PREG) {
         // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
         // one row (dec_p_reg_src), the row hi = g & 1
@@ -476,20 +483,22 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
 // it) or an FG17 variant runs, and at D 256 always (scale_pair); the plain one elsewhere. P's
 // codes go to SMEM where dec_p_code_offset says, or (PREG) into A's registers where dec_p_reg_src
 // says (tests/unit/test_decode_core.c checks both against the tile and the fragment maps).
-template <int D, int HALVES, bool PREG>
+template <int D, int HALVES, bool PREG, class Hook = dec_no_hook>
 static __device__ __forceinline__ void softmax_tile_to(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                        const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                        const float *sk, const float *sv, uint8_t *smem_p,
-                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0)
+                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0, const Hook &before_p = Hook())
 {
     const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
     const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
     const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
     if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
-        softmax_tile_as<D, HALVES, true, true, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0);
+        softmax_tile_as<D, HALVES, true, true, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0,
+                                                     before_p);
     else
-        softmax_tile_as<D, HALVES, false, false, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0);
+        softmax_tile_as<D, HALVES, false, false, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t,
+                                                       prow0, before_p);
 }
 // P's codes into the group's rows of P in SMEM (prow0: the group's first row)
 template <int D, int HALVES>
@@ -504,14 +513,15 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
 }
 // P's codes into pa, A's registers of P V (the 64-row pipelined kernel; prow0: the group's first
 // row, which FG17's K-scale variant reads the scales by)
-template <int D, int HALVES>
+// (before_p: see softmax_tile_as)
+template <int D, int HALVES, class Hook = dec_no_hook>
 static __device__ __forceinline__ void softmax_tile_regs(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                          float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                          const int (&rloc)[2], const int (&nvis)[2], const float (&rowfac)[2],
                                                          int kv0, const float *sk, const float *sv,
-                                                         uint32_t (&pa)[DEC_BN / 8], int t, int prow0)
+                                                         uint32_t (&pa)[DEC_BN / 8], int t, int prow0, const Hook &before_p = Hook())
 {
-    softmax_tile_to<D, HALVES, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0);
+    softmax_tile_to<D, HALVES, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0, before_p);
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.

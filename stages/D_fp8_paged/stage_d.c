@@ -117,6 +117,13 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
         return 2;
     }
     if (o->ring && validate_ring(o, err, len)) return 2;
+    if (o->overlap > 0 && (o->backend != BACKEND_SM90 || o->ring < 3 || bm_of(o) != 2 * DEC_BM_SM90)) {
+        snprintf(err, len, "--overlap=1: P V of tile j-1 under the softmax of tile j is the sm90 ring's past 32 packed "
+                 "rows, with 3 or more slots (it holds a slot a tile longer; at 2 the load role, which publishes a tile "
+                 "only after issuing the next, would wait for the slot the consumers hold): here --backend %s, --ring %d, "
+                 "%d packed rows a CTA", backend_name(o->backend), o->ring, bm_of(o));
+        return 2;
+    }
     if (o->prefetch < 0 || o->prefetch > DEC_MAX_PREFETCH) {
         snprintf(err, len, "--prefetch=%d: the L2 prefetch reaches 0 to %d KV tiles ahead of the gather", o->prefetch,
                  DEC_MAX_PREFETCH);
@@ -276,7 +283,8 @@ static const char *const bench_rows[] = {
 };
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather; MQA's rows with two
- * consumer groups on each slot; --ring 1: MQA's unpipelined kernel where auto picks the ring), the L2 prefetch
+ * consumer groups on each slot; --ring 1: MQA's unpipelined kernel where auto picks the ring; --overlap 1: P V
+ * under the next tile's softmax there), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
@@ -297,6 +305,9 @@ static const char *const ablation_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 4 --overlap 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 4 --overlap 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 4 --overlap 1",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2",
@@ -377,7 +388,7 @@ const stage_def stage_D = {
     .letter = "D",
     .name = "D_fp8_paged",
     .title = "FP8 (e4m3) paged-KV decode with per-token scales, GQA/MQA row packing, split-KV + LSE merge",
-    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING,
+    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING | OPT_OVERLAP,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 4, .hq = 16, .hkv = 2, .sq = 1, .skv = 1000, .d = 128, .page = 64, .ragged = 0, .splits = 0,
                  .kv_tma = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},

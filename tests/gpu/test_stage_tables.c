@@ -116,6 +116,25 @@ Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
     SM90_ROWS(ring_m64_rows, 2, "--ring past 32 rows");
 }
 
+/* The overlap in the ring past 32 rows (--overlap 1: P V of tile j - 1 under the softmax of tile j,
+ * its slot released a tile later): ring 3 and 4, D 64 / 128, MQA's 128 rows, 80 and 40 (warps past
+ * the rows wait for the P V without a softmax), Sq > 1, ragged lengths with one-tile and empty
+ * splits, pages 16..256, and one sequence of 128 tiles. */
+static const char *const ring_overlap_rows[] = {
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 64 --ring 4 --overlap 1 --seed 161",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --ring 3 --overlap 1 --seed 162",
+    "--b 3 --hq 40 --hkv 1 --sq 1 --skv 900 --ragged --d 128 --page 32 --splits 2 --ring 3 --overlap 1 --seed 163",
+    "--b 3 --hq 80 --hkv 1 --sq 1 --skv 1100 --ragged --d 64 --page 256 --ring 4 --overlap 1 --seed 164",
+    "--b 1 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --ring 4 --overlap 1 --seed 165",
+    "--b 2 --hq 64 --hkv 1 --sq 1 --seqlens 1,129 --d 128 --page 128 --splits 3 --ring 3 --overlap 1 --seed 166",
+    "--b 4 --hq 128 --hkv 1 --sq 2 --skv 2500 --ragged --d 128 --page 16 --splits 2 --ring 4 --overlap 1 --seed 167",
+};
+Test(stage_d_gpu, sm90_ring_overlap, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(ring_overlap_rows, 2, "--overlap 1 (the ring past 32 rows)");
+}
+
 /* --ring auto: the pipelined decode past 32 packed rows where each split holds at least 8 tiles
  * (stages/D_fp8_paged/ring_auto.h), the unpipelined kernel below: each row passes its check, and its detail
  * line names the kernel the rule picked (grep on the program's output). */

@@ -57,6 +57,12 @@ Test(stage_d_emu, program_contract)
     cr_expect_neq(program_exit_code("stage_D", "--backend sm90 --ring 4 --hq 128 --hkv 1 --d 128 > /dev/null 2>&1"), 2,
                   "sm90's ring past 32 rows has no P tile: four slots fit at D = 128");
     refused("--backend sm90 --ring 4 --hq 16 --hkv 2 --d 256", "fewer slots");
+    /* the overlap (P V of tile j-1 under tile j's softmax): sm90's ring past 32 rows, 3 slots or more */
+    refused("--backend sm90 --ring 2 --hq 128 --hkv 1 --overlap 1", "past 32 packed rows, with 3 or more slots");
+    refused("--backend emu --ring 3 --hq 128 --hkv 1 --overlap 1", "P V of tile j-1 under the softmax of tile j is the sm90 ring");
+    refused("--backend sm90 --ring 3 --hq 16 --hkv 2 --overlap 1", "P V of tile j-1 under the softmax of tile j is the sm90 ring");
+    refused("--backend sm90 --ring 1 --hq 128 --hkv 1 --overlap 1", "P V of tile j-1 under the softmax of tile j is the sm90 ring");
+    refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --overlap 2", "0 or 1");
     refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
     refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
     /* the L2 prefetch: 0..4 tiles ahead, sm90's unpipelined kernels only */
