@@ -16,6 +16,7 @@ typedef struct {
     ring *r;
     ring_state st;
     int tile, pc, reads, seen, id;
+    int prev_slot, prev_seen; /* hold: the slot of the tile before, still read (-1: none) */
 } role_state;
 
 static role_step producer_step(role_sim *sim, int role, void *state)
@@ -23,7 +24,13 @@ static role_step producer_step(role_sim *sim, int role, void *state)
     role_state *p = state;
     ring *r = p->r;
     for (;;) {
-        if (p->tile == RING_SIM_TILES) return ROLE_STEP_DONE;
+        if (p->tile == RING_SIM_TILES) {
+            if (r->cfg->publish_lag && p->prev_slot >= 0) { /* the last tile, published after its copy landed */
+                mbar_model_arrive(&r->full[p->prev_slot]);
+                p->prev_slot = -1;
+            }
+            return ROLE_STEP_DONE;
+        }
         if (p->pc == 0) { /* wait until the slot is free */
             p->pc = 1;
             int parity = (int)ring_empty_parity(&p->st);
@@ -32,11 +39,26 @@ static role_step producer_step(role_sim *sim, int role, void *state)
             return ROLE_STEP_WAIT;
         }
         r->slot_tile[p->st.slot] = p->tile; /* the copy lands */
-        mbar_model_arrive(&r->full[p->st.slot]);
+        if (r->cfg->publish_lag) { /* the tile before is published only now, after this copy's issue */
+            if (p->prev_slot >= 0) mbar_model_arrive(&r->full[p->prev_slot]);
+            p->prev_slot = p->st.slot;
+        } else {
+            mbar_model_arrive(&r->full[p->st.slot]);
+        }
         ring_advance(&p->st);
         p->tile++;
         p->pc = 0;
     }
+}
+
+/* A slot the consumer still reads must hold the tile it started on. */
+static role_step check_intact(role_sim *sim, const ring *r, int id, int slot, int seen)
+{
+    char msg[160];
+    if (r->slot_tile[slot] == seen) return ROLE_STEP_WAIT;
+    snprintf(msg, sizeof msg, "consumer %d: slot %d overwritten (tile %d) while tile %d was read", id, slot, r->slot_tile[slot],
+             seen);
+    return role_sim_fail(sim, msg);
 }
 
 static role_step consumer_step(role_sim *sim, int role, void *state)
@@ -45,7 +67,13 @@ static role_step consumer_step(role_sim *sim, int role, void *state)
     ring *r = c->r;
     char msg[160];
     for (;;) {
-        if (c->tile == RING_SIM_TILES) return ROLE_STEP_DONE;
+        if (c->tile == RING_SIM_TILES) {
+            if (c->prev_slot >= 0) { /* hold: the last tile's P V completes after the loop */
+                mbar_model_arrive(&r->empty[c->prev_slot]);
+                c->prev_slot = -1;
+            }
+            return ROLE_STEP_DONE;
+        }
         if (c->pc == 0) { /* wait for the slot's data */
             c->pc = 1;
             const unsigned parity = r->cfg->tile_parity ? (unsigned)(c->tile & 1) : ring_full_parity(&c->st); /* FG16 */
@@ -63,16 +91,22 @@ static role_step consumer_step(role_sim *sim, int role, void *state)
             c->reads = 0;
             c->pc = 2;
         }
-        if (r->slot_tile[c->st.slot] != c->seen) {
-            snprintf(msg, sizeof msg, "consumer %d: slot %d overwritten (tile %d) while tile %d was read", c->id, c->st.slot,
-                     r->slot_tile[c->st.slot], c->seen);
-            return role_sim_fail(sim, msg);
+        if (check_intact(sim, r, c->id, c->st.slot, c->seen) == ROLE_STEP_FAILED) return ROLE_STEP_FAILED;
+        if (c->prev_slot >= 0) { /* hold: the tile before is still read (its P V) */
+            if (check_intact(sim, r, c->id, c->prev_slot, c->prev_seen) == ROLE_STEP_FAILED) return ROLE_STEP_FAILED;
+            mbar_model_arrive(&r->empty[c->prev_slot]); /* its P V completed within this tile's softmax */
+            c->prev_slot = -1;
         }
         if (++c->reads < RING_SIM_READ_STEPS) {
             role_yield(sim, role); /* the MMA still reads: the others may run meanwhile */
             return ROLE_STEP_WAIT;
         }
-        if (!r->cfg->release_early) mbar_model_arrive(&r->empty[c->st.slot]); /* released at completion */
+        if (r->cfg->hold) { /* released a tile later, after the next tile's first reads */
+            c->prev_slot = c->st.slot;
+            c->prev_seen = c->seen;
+        } else if (!r->cfg->release_early) {
+            mbar_model_arrive(&r->empty[c->st.slot]); /* released at completion */
+        }
         ring_advance(&c->st);
         c->tile++;
         c->pc = 0;
@@ -93,9 +127,9 @@ int ring_sim_run(const ring_sim_cfg *cfg, uint64_t seed, char *report, size_t le
         snprintf(r.full_name[i], sizeof r.full_name[i], "full[%d]", i);
         snprintf(r.empty_name[i], sizeof r.empty_name[i], "empty[%d]", i);
     }
-    role_state p = {&r, ring_make(cfg->depth), 0, 0, 0, 0, 0};
-    role_state c[RING_SIM_MAX_CONSUMERS] = {{&r, ring_make(cfg->depth), 0, 0, 0, 0, 0},
-                                            {&r, ring_make(cfg->depth), 0, 0, 0, 0, 1}};
+    role_state p = {&r, ring_make(cfg->depth), 0, 0, 0, 0, 0, -1, -1};
+    role_state c[RING_SIM_MAX_CONSUMERS] = {{&r, ring_make(cfg->depth), 0, 0, 0, 0, 0, -1, -1},
+                                            {&r, ring_make(cfg->depth), 0, 0, 0, 0, 1, -1, -1}};
     const role_def roles[1 + RING_SIM_MAX_CONSUMERS] = {
         {"producer", producer_step, &p}, {"consumer 0", consumer_step, &c[0]}, {"consumer 1", consumer_step, &c[1]}};
     const int rc = role_sim_run(roles, 1 + nc, seed, report, len, NULL);

@@ -3,7 +3,9 @@
  * move every tile intact under many interleavings; the broken protocols end in what the GPU would
  * do: the producer's first empty wait on parity 0 (FG16) deadlocks and the report names the role,
  * the barrier and the parity; a slot released before its read is done (FG23) is caught torn; with
- * two consumer groups on one ring, an empty barrier that counts one group's releases tears it too. */
+ * two consumer groups on one ring, an empty barrier that counts one group's releases tears it too;
+ * stage D's load role (a tile published after the next one's copies are issued) needs two slots,
+ * and its overlap (a slot released a tile later) three. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +66,43 @@ Test(role_sim, two_consumer_groups_need_an_empty_barrier_counting_both)
             torn, runs, tears, hangs);
     cr_expect_gt(torn, runs / 2, "a slot freed by one group's releases is torn or lost in most interleavings");
     cr_expect(tears > 0, "some interleavings show the torn tile itself");
+}
+
+/* Stage D's sm90 load role publishes tile t only after issuing tile t + 1's copies (publish_lag), so
+ * one slot waits for itself: a deadlock at depth 1, which stage_d.c refuses (--ring 1 is the
+ * unpipelined kernel). The overlap (--overlap 1) holds each slot until the next tile's first reads
+ * (hold): then two slots deadlock as well (the producer waits for the slot the consumers hold, the
+ * consumers for the tile it has not published), and stage_d.c asks for three or more. */
+static int decode_ring_fails(int depth, int hold, int *deadlocks, char *report, size_t len)
+{
+    int fails = 0;
+    *deadlocks = 0;
+    for (uint64_t seed = 0; seed <= 40; seed++) {
+        const ring_sim_cfg cfg = {.depth = depth, .consumers = 2, .publish_lag = 1, .hold = hold};
+        int done = 0;
+        if (ring_sim_run(&cfg, seed, report, len, &done)) {
+            fails++;
+            if (strstr(report, "deadlock")) (*deadlocks)++;
+        } else {
+            cr_expect_eq(done, RING_SIM_TILES, "depth %d hold %d seed %llu: every tile", depth, hold, (unsigned long long)seed);
+        }
+    }
+    return fails;
+}
+Test(role_sim, the_decode_ring_needs_two_slots_and_its_overlap_three)
+{
+    char report[600];
+    int dl = 0;
+    cr_expect_eq(decode_ring_fails(1, 0, &dl, report, sizeof report), 41, "one slot: every interleaving stops");
+    cr_expect_eq(dl, 41, "and each one is a deadlock: %s", report);
+    fprintf(stderr, "role_sim decode ring, 1 slot: %s\n", report);
+    cr_expect_eq(decode_ring_fails(2, 0, &dl, report, sizeof report), 0, "two slots without the overlap: %s", report);
+    cr_expect_eq(decode_ring_fails(3, 0, &dl, report, sizeof report), 0, "three slots without the overlap: %s", report);
+    cr_expect_eq(decode_ring_fails(2, 1, &dl, report, sizeof report), 41, "two slots with the overlap: every interleaving stops");
+    cr_expect_eq(dl, 41, "and each one is a deadlock: %s", report);
+    cr_expect(strstr(report, "producer waits on empty") != NULL, "the producer is named at an empty barrier: %s", report);
+    fprintf(stderr, "role_sim decode ring with the overlap, 2 slots: %s\n", report);
+    cr_expect_eq(decode_ring_fails(3, 1, &dl, report, sizeof report), 0, "three slots with the overlap: %s", report);
 }
 
 Test(role_sim, a_run_without_roles_is_refused)
