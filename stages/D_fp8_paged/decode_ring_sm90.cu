@@ -53,35 +53,52 @@
 // in registers, and every consumer thread arrives on the slot's empty barrier once its P V has
 // completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
-// The overlap (OV below) keeps a P V's 16 registers of P's codes live through the next softmax: its
-// consumers take 232 (at 216 ptxas spilled 64 bytes at D 128), its load warps 40
-enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216,
-       DEC_M64_RING_OV_LOAD_REGS = 56, DEC_M64_RING_OV_CONS_REGS = 216 };
+// The same split serves the overlap (OV below): with 224 / 48 or 232 / 40 ptxas spilled more than
+// at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes, reloaded once a CTA)
+enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
 // 384, a multiple of 8), not the whole register file; a split above it would block setmaxnreg.inc
 static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_CONS_REGS <=
                   (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
               "the registers the load warps give back cover what the consumers take");
-static_assert(DEC_SM90_LOAD_THREADS * DEC_M64_RING_OV_LOAD_REGS + DEC_M64_RING_CONS * DEC_M64_RING_OV_CONS_REGS <=
-                  (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS) * ((65536 / (DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS)) & ~7),
-              "the registers the load warps give back cover what the consumers take (the overlap's split)");
 #if DEC_SM90_DEVICE
 // Steps 2c-2d for a consumer warp, by the rows it holds: both of a thread's rows, the first only, or
-// none (a warp past the packed rows: P's codes are zeros; before_p still runs, see softmax_tile_as)
-template <int D, class Hook>
+// none (a warp past the packed rows: P's codes are zeros)
+template <int D>
 static __device__ __forceinline__ void m64_ring_softmax(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                         float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                         const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                         const ring_slot &sl, uint32_t (&pa)[DEC_BN / 8], int t, int prow0,
-                                                        int w0, int M, const Hook &before_p)
+                                                        int w0, int M)
 {
-    if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, before_p);
-    else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, before_p);
-    else {
-        before_p();
+    if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0);
+    else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0);
+    else
 #pragma unroll
         for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
-    }
+}
+
+// The same with the previous tile's P V in flight (--overlap 1): the first half of step 2d by the
+// warp's rows, then pv_done (the wait for that P V and its slot's release) where all four warps of
+// the group meet, outside any branch that differs between them (wgmma.wait_group is .aligned over
+// the warpgroup), then P's codes and O's correction by the warp's rows again
+template <int D, class PvDone>
+static __device__ __forceinline__ void m64_ring_softmax_under_pv(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
+                                                                 float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
+                                                                 const int (&rloc)[2], const int (&nvis)[2],
+                                                                 const float (&rowfac)[2], int kv0, const ring_slot &sl,
+                                                                 uint32_t (&pa)[DEC_BN / 8], int t, int prow0, int w0, int M,
+                                                                 const PvDone &pv_done)
+{
+    dec_p_scales ps;
+    if (w0 + 8 < M) softmax_tile_regs<D, 2, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, &ps);
+    else if (w0 < M) softmax_tile_regs<D, 1, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, &ps);
+    pv_done();
+    if (w0 + 8 < M) p_codes_and_o<D, 2, true>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    else if (w0 < M) p_codes_and_o<D, 1, true>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    else
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
 }
 
 // Keeps P's registers of a P V in flight live until its wait: the compiler does not know that the
@@ -155,11 +172,11 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // Registers by role: 384 threads get 168 each at launch; the consumers' S and O fragments (two
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
-        wg_setmaxnreg_dec<OV ? DEC_M64_RING_OV_LOAD_REGS : DEC_M64_RING_LOAD_REGS>();
+        wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
         load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
         return;
     }
-    wg_setmaxnreg_inc<OV ? DEC_M64_RING_OV_CONS_REGS : DEC_M64_RING_CONS_REGS>();
+    wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
 
     // Step 1: prologue: Q quantised per row, the CTA's 128 rows by the 256 consumer threads
     quantise_q_rows<D, BM>(p, b, hk, mt * BM, smem_q, tq, sm_sq);
@@ -193,7 +210,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     };
     if constexpr (OV) {
         // Tile j: S_j issued, then P_{j-1} V_{j-1}; the wait for S_j only; the softmax of tile j runs
-        // while that P V does, up to P's codes: there (before_p) the wait for the P V, then its slot
+        // while that P V does, up to P's codes: there (pv_done) the wait for the P V, then its slot
         // released, then P_j's codes into the same registers and O corrected. The first tile has no
         // P V before it; the last one's follows the loop.
         uint32_t pa[DEC_BN / 8];
@@ -208,8 +225,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             s_issue(s, off);
             wgmma_wait<0>();
             if (early) mbar_arrive(empty); // FG23
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
-                                dec_no_hook());
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M);
             off_prev = off;
             empty_prev = empty;
             ring_advance(&rs);
@@ -232,7 +248,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
                 keep_operand(pa);
                 if (!early) mbar_arrive(empty_prev);
             };
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M, pv_done);
+            m64_ring_softmax_under_pv<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
+                                         pv_done);
             off_prev = off;
             empty_prev = empty;
             ring_advance(&rs);
@@ -260,8 +277,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
             // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
             uint32_t pa[DEC_BN / 8];
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
-                                dec_no_hook());
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M);
 
             // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
             // slot is released (every consumer thread)

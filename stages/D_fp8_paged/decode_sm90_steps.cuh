@@ -347,19 +347,67 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
 
 // PREG: P's codes go into pa, A's registers of P V's four K steps (dec_p_reg_src; V's keys permuted
 // to match by the load warps), not to SMEM; a row the thread does not hold (HALVES = 1) is zeros.
-// before_p: called once P' and its scale are known, before P's codes are written (pa may still
-// be read by a P V in flight until then) and before O is corrected (O may still be its accumulator):
-// the overlapped ring waits there for the previous tile's P V (decode_ring_sm90.cu)
-struct dec_no_hook {
-    __device__ __forceinline__ void operator()() const {}
+// Step 2d's second half, P's codes and O's correction, from P's scale a row (sp), the max's
+// correction (alpha) and whether the warp's rows all kept both (same). softmax_tile_as runs it
+// right after the first half; the overlapped ring (decode_ring_sm90.cu) runs the first half
+// alone (SPLIT), waits for the previous tile's P V where every warp of the group meets (pa may
+// still be its A operand, O its accumulator, until then), and runs this after.
+struct dec_p_scales {
+    float sp[2], alpha[2];
+    bool same;
 };
-template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, class Hook = dec_no_hook>
+template <int D, int HALVES, bool PREG>
+static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2], float (&o)[D / 2], float (&u_i)[2],
+                                                     dec_p_scales ps, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8], int t,
+                                                     int prow0)
+{
+    constexpr bool BOUND = D <= 128; // P's scale from a bound (softmax_tile_as)
+    if constexpr (PREG) {
+        // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
+        // one row (dec_p_reg_src), the row hi = g & 1
+        float inv[2];
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) inv[hi] = __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row
+#pragma unroll
+        for (int kk = 0; kk < DEC_BN / 32; kk++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) {
+                const int hi = g & 1;
+                pa[4 * kk + g] = hi >= HALVES ? 0u
+                                              : pack_e4m3x4(s[dec_p_reg_src(kk, g, 0)] * inv[hi], s[dec_p_reg_src(kk, g, 1)] * inv[hi],
+                                                            s[dec_p_reg_src(kk, g, 2)] * inv[hi], s[dec_p_reg_src(kk, g, 3)] * inv[hi]);
+            }
+    } else {
+        // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store, at a row base
+        // plus one of 8 XORs and an immediate (dec_p_code_offset)
+#pragma unroll
+        for (int i = 0; i < DEC_BN / 2; i += 2) {
+            const int hi = (i >> 1) & 1;
+            if (hi >= HALVES) continue;
+            const float inv = __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row, no division's slow path
+            *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
+        }
+    }
+    // the correction, in the new unit sp: O *= alpha u / sp (alpha alone where the row kept u)
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) {
+        if (!BOUND || ps.sp[hi] != u_i[hi]) ps.alpha[hi] *= u_i[hi] * __fdividef(1.0f, ps.sp[hi]);
+        u_i[hi] = ps.sp[hi];
+    }
+    if (!BOUND || !__all_sync(0xFFFFFFFFu, ps.same))
+#pragma unroll
+        for (int i = 0; i < D / 2; i++)
+            if (((i >> 1) & 1) < HALVES) o[i] *= ps.alpha[(i >> 1) & 1];
+}
+
+// SPLIT: the first half only, its results in *split (p_codes_and_o's comment)
+template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, bool SPLIT = false>
 static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                        const int (&rloc)[2], const int (&nvis)[2],
                                                        const float (&rowfac)[2], int kv0, const float *sk,
                                                        const float *sv, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8],
-                                                       int t, int prow0, const Hook &before_p = Hook())
+                                                       int t, int prow0, dec_p_scales *split = nullptr)
 {
     // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
     float tmax[2] = {-INFINITY, -INFINITY};
@@ -439,43 +487,9 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         sp[hi] = keep ? u_i[hi] : spn;
         same = same && keep && alpha[hi] == 1.0f;
     }
-    before_p();
-    if constexpr (PREG) {
-        // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
-        // one row (dec_p_reg_src), the row hi = g & 1
-        float inv[2];
-#pragma unroll
-        for (int hi = 0; hi < 2; hi++) inv[hi] = __fdividef(1.0f, sp[hi]); // one reciprocal a row
-#pragma unroll
-        for (int kk = 0; kk < DEC_BN / 32; kk++)
-#pragma unroll
-            for (int g = 0; g < 4; g++) {
-                const int hi = g & 1;
-                pa[4 * kk + g] = hi >= HALVES ? 0u
-                                              : pack_e4m3x4(s[dec_p_reg_src(kk, g, 0)] * inv[hi], s[dec_p_reg_src(kk, g, 1)] * inv[hi],
-                                                            s[dec_p_reg_src(kk, g, 2)] * inv[hi], s[dec_p_reg_src(kk, g, 3)] * inv[hi]);
-            }
-    } else {
-        // P's codes: registers i, i+1 are columns c, c+1 of one row: one 16-bit store, at a row base
-        // plus one of 8 XORs and an immediate (dec_p_code_offset)
-#pragma unroll
-        for (int i = 0; i < DEC_BN / 2; i += 2) {
-            const int hi = (i >> 1) & 1;
-            if (hi >= HALVES) continue;
-            const float inv = __fdividef(1.0f, sp[hi]); // one reciprocal a row, no division's slow path
-            *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
-        }
-    }
-    // the correction, in the new unit sp: O *= alpha u / sp (alpha alone where the row kept u)
-#pragma unroll
-    for (int hi = 0; hi < HALVES; hi++) {
-        if (!BOUND || sp[hi] != u_i[hi]) alpha[hi] *= u_i[hi] * __fdividef(1.0f, sp[hi]);
-        u_i[hi] = sp[hi];
-    }
-    if (!BOUND || !__all_sync(0xFFFFFFFFu, same))
-#pragma unroll
-        for (int i = 0; i < D / 2; i++)
-            if (((i >> 1) & 1) < HALVES) o[i] *= alpha[(i >> 1) & 1];
+    const dec_p_scales ps = {{sp[0], sp[1]}, {alpha[0], alpha[1]}, same};
+    if constexpr (SPLIT) *split = ps;
+    else p_codes_and_o<D, HALVES, PREG>(s, o, u_i, ps, smem_p, pa, t, prow0);
 }
 
 // Steps 2c-2d, the copy a tile needs: the masked one where some key of the tile lies past a
@@ -483,22 +497,22 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
 // it) or an FG17 variant runs, and at D 256 always (scale_pair); the plain one elsewhere. P's
 // codes go to SMEM where dec_p_code_offset says, or (PREG) into A's registers where dec_p_reg_src
 // says (tests/unit/test_decode_core.c checks both against the tile and the fragment maps).
-template <int D, int HALVES, bool PREG, class Hook = dec_no_hook>
+template <int D, int HALVES, bool PREG, bool SPLIT = false>
 static __device__ __forceinline__ void softmax_tile_to(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                        const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                        const float *sk, const float *sv, uint8_t *smem_p,
-                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0, const Hook &before_p = Hook())
+                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0, dec_p_scales *split = nullptr)
 {
     const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
     const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
     const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
     if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
-        softmax_tile_as<D, HALVES, true, true, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t, prow0,
-                                                     before_p);
+        softmax_tile_as<D, HALVES, true, true, PREG, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t,
+                                                            prow0, split);
     else
-        softmax_tile_as<D, HALVES, false, false, PREG>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t,
-                                                       prow0, before_p);
+        softmax_tile_as<D, HALVES, false, false, PREG, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa,
+                                                              t, prow0, split);
 }
 // P's codes into the group's rows of P in SMEM (prow0: the group's first row)
 template <int D, int HALVES>
@@ -513,15 +527,15 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
 }
 // P's codes into pa, A's registers of P V (the 64-row pipelined kernel; prow0: the group's first
 // row, which FG17's K-scale variant reads the scales by)
-// (before_p: see softmax_tile_as)
-template <int D, int HALVES, class Hook = dec_no_hook>
+// (SPLIT: the first half only, see p_codes_and_o)
+template <int D, int HALVES, bool SPLIT = false>
 static __device__ __forceinline__ void softmax_tile_regs(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                          float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                          const int (&rloc)[2], const int (&nvis)[2], const float (&rowfac)[2],
                                                          int kv0, const float *sk, const float *sv,
-                                                         uint32_t (&pa)[DEC_BN / 8], int t, int prow0, const Hook &before_p = Hook())
+                                                         uint32_t (&pa)[DEC_BN / 8], int t, int prow0, dec_p_scales *split = nullptr)
 {
-    softmax_tile_to<D, HALVES, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0, before_p);
+    softmax_tile_to<D, HALVES, true, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0, split);
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.

@@ -126,6 +126,12 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "%d packed rows a CTA", backend_name(o->backend), o->ring, bm_of(o));
         return 2;
     }
+    if (o->overlap > 0 && o->fault_bits) {
+        snprintf(err, len, "--overlap=1 with --fault: FG23's variant (ring-early-release) releases a slot with S's MMA, "
+                 "which the overlap's P V reads a tile later, a wider race than FG23's; it runs on the ring without "
+                 "the overlap (--overlap 0)");
+        return 2;
+    }
     if (o->prefetch < 0 || o->prefetch > DEC_MAX_PREFETCH) {
         snprintf(err, len, "--prefetch=%d: the L2 prefetch reaches 0 to %d KV tiles ahead of the gather", o->prefetch,
                  DEC_MAX_PREFETCH);

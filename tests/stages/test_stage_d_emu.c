@@ -63,6 +63,7 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --ring 3 --hq 16 --hkv 2 --overlap 1", "P V of tile j-1 under the softmax of tile j is the sm90 ring");
     refused("--backend sm90 --ring 1 --hq 128 --hkv 1 --overlap 1", "P V of tile j-1 under the softmax of tile j is the sm90 ring");
     refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --overlap 2", "0 or 1");
+    refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --overlap 1 --fault ring-early-release", "a wider race than FG23");
     refused("--backend sm90 --ring 2 --fault k-scale-dropped", "the footgun variants but ring-early-release");
     refused("--backend emu --fault ring-early-release --b 2 --hq 8 --hkv 1 --skv 300 --d 64", "it needs --ring");
     /* the L2 prefetch: 0..4 tiles ahead, sm90's unpipelined kernels only */
