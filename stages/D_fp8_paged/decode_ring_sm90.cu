@@ -208,71 +208,67 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, off), k), k > 0);
         wgmma_commit();
     };
+    // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the current slot
+    // and name its parts, its MMA offset and its empty barrier
+    struct slot_in {
+        ring_slot sl;
+        uint32_t off, empty;
+    };
+    auto wait_slot = [&]() {
+        const slot_in in = {ring_slot_at<D>(ring_base, rs.slot), (uint32_t)rs.slot * dec_ring_slot_bytes(D),
+                            bars + 8u * dec_ring_empty_bar(RING, rs.slot)};
+        mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
+        __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
+        return in;
+    };
     if constexpr (OV) {
         // Tile j: S_j issued, then P_{j-1} V_{j-1}; the wait for S_j only; the softmax of tile j runs
         // while that P V does, up to P's codes: there (pv_done) the wait for the P V, then its slot
         // released, then P_j's codes into the same registers and O corrected. The first tile has no
-        // P V before it; the last one's follows the loop.
+        // P V before it; the last one's follows the loop. (No FG23 variant: stage_d.c refuses
+        // --fault with the overlap.)
         uint32_t pa[DEC_BN / 8];
-        uint32_t off_prev = 0u, empty_prev = 0u;
+        slot_in prev = wait_slot();
         {
-            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
-            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
-            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
-            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
-            __syncwarp();
             float s[DEC_BN / 2];
-            s_issue(s, off);
+            s_issue(s, prev.off);
             wgmma_wait<0>();
-            if (early) mbar_arrive(empty); // FG23
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M);
-            off_prev = off;
-            empty_prev = empty;
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, prev.sl, pa, t, DEC_BM_SM90 * g, w0, M);
             ring_advance(&rs);
         }
         for (int j = t0 + 1; j < t1; j++) {
-            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
-            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
-            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
-            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
-            __syncwarp();
+            const slot_in in = wait_slot();
             float s[DEC_BN / 2];
-            s_issue(s, off);
-            issue_pv<D>(o, pa, dvt0, off_prev, tvt, tv_mn);
+            s_issue(s, in.off);
+            issue_pv<D>(o, pa, dvt0, prev.off, tvt, tv_mn);
             wgmma_wait<1>(); // S_j done; P_{j-1} V_{j-1} may still run
             wgmma_fence_operand(s);
-            if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
             const auto pv_done = [&]() { // P_{j-1} V_{j-1} has completed: its slot is free, O and P's registers too
                 wgmma_wait<0>();
                 wgmma_fence_operand(o);
                 keep_operand(pa);
-                if (!early) mbar_arrive(empty_prev);
+                mbar_arrive(prev.empty);
             };
-            m64_ring_softmax_under_pv<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M,
-                                         pv_done);
-            off_prev = off;
-            empty_prev = empty;
+            m64_ring_softmax_under_pv<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, in.sl, pa, t, DEC_BM_SM90 * g, w0,
+                                         M, pv_done);
+            prev = in;
             ring_advance(&rs);
         }
         wgmma_fence();
-        issue_pv<D>(o, pa, dvt0, off_prev, tvt, tv_mn); // the last tile's P V
+        issue_pv<D>(o, pa, dvt0, prev.off, tvt, tv_mn); // the last tile's P V
         wgmma_wait<0>();
         wgmma_fence_operand(o);
-        if (!early) mbar_arrive(empty_prev);
+        mbar_arrive(prev.empty);
     } else {
         for (int j = t0; j < t1; j++) {
-            const ring_slot sl = ring_slot_at<D>(ring_base, rs.slot);
-            const uint32_t off = (uint32_t)rs.slot * dec_ring_slot_bytes(D);
-            const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, rs.slot);
-            // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the slot
-            mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
-            __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
+            const slot_in in = wait_slot();
+            const ring_slot &sl = in.sl;
 
             // Step 2b: S = Q K_j^T
             float s[DEC_BN / 2];
-            s_issue(s, off);
+            s_issue(s, in.off);
             wgmma_wait<0>();
-            if (early) mbar_arrive(empty); // FG23: released before the softmax reads its scales and P V its V^T
+            if (early) mbar_arrive(in.empty); // FG23: released before the softmax reads its scales and P V its V^T
 
             // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
             // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
@@ -282,9 +278,9 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
             // slot is released (every consumer thread)
             wgmma_fence(); // P's registers and O's rescale were written by ordinary instructions
-            issue_pv<D>(o, pa, dvt0, off, tvt, tv_mn);
+            issue_pv<D>(o, pa, dvt0, in.off, tvt, tv_mn);
             wgmma_wait<0>();
-            if (!early) mbar_arrive(empty);
+            if (!early) mbar_arrive(in.empty);
             ring_advance(&rs);
         }
     }

@@ -51,14 +51,16 @@ static role_step producer_step(role_sim *sim, int role, void *state)
     }
 }
 
-/* A slot the consumer still reads must hold the tile it started on. */
-static role_step check_intact(role_sim *sim, const ring *r, int id, int slot, int seen)
+/* A slot the consumer still reads must hold the tile it started on: 1 (the run stopped with the
+ * report) when it was overwritten. */
+static int torn(role_sim *sim, const ring *r, int id, int slot, int seen)
 {
     char msg[160];
-    if (r->slot_tile[slot] == seen) return ROLE_STEP_WAIT;
+    if (r->slot_tile[slot] == seen) return 0;
     snprintf(msg, sizeof msg, "consumer %d: slot %d overwritten (tile %d) while tile %d was read", id, slot, r->slot_tile[slot],
              seen);
-    return role_sim_fail(sim, msg);
+    role_sim_fail(sim, msg);
+    return 1;
 }
 
 static role_step consumer_step(role_sim *sim, int role, void *state)
@@ -91,9 +93,9 @@ static role_step consumer_step(role_sim *sim, int role, void *state)
             c->reads = 0;
             c->pc = 2;
         }
-        if (check_intact(sim, r, c->id, c->st.slot, c->seen) == ROLE_STEP_FAILED) return ROLE_STEP_FAILED;
+        if (torn(sim, r, c->id, c->st.slot, c->seen)) return ROLE_STEP_FAILED;
         if (c->prev_slot >= 0) { /* hold: the tile before is still read (its P V) */
-            if (check_intact(sim, r, c->id, c->prev_slot, c->prev_seen) == ROLE_STEP_FAILED) return ROLE_STEP_FAILED;
+            if (torn(sim, r, c->id, c->prev_slot, c->prev_seen)) return ROLE_STEP_FAILED;
             mbar_model_arrive(&r->empty[c->prev_slot]); /* its P V completed within this tile's softmax */
             c->prev_slot = -1;
         }
