@@ -10,6 +10,7 @@
  *   dec_split_tiles   which KV tiles of a sequence split s reads (tile-aligned, possibly none)
  *   dec_token_row     token t's row in the cache, through the block table
  *   dec_p_scale       the per-row, per-tile scale P is quantised with (notes/fp8-scales.md)
+ *   dec_pow2_ceil     that scale rounded up to a power of two (the sm90 ring past 32 rows)
  *   dec_*_tile        the e4m3 SMEM operand tiles of both MMAs, every backend
  *   dec_grid          x = split * m_tiles + m_tile, y = KV head, z = sequence
  *
@@ -23,6 +24,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "attn/fmha_core.h" /* fmha_exp_base: the fully-masked-row guard (FG14), one rule for both */
 #include "host/watchdog.h"
@@ -236,6 +238,24 @@ FMHA_HD float dec_p_scale(float pmax, float svmax)
     /* and never below the smallest normal float: the sm90 kernels multiply by its fast reciprocal
      * (__fdividef, exact only for normal divisors), which would be inf below it */
     return sp > 1.17549435e-38f ? sp : 1.17549435e-38f;
+}
+
+/* The smallest power of two >= x (x a positive normal float, as dec_p_scale returns), and its log2
+ * in *lg. A P scale rounded up this way has an exact log2, so the sm90 ring past 32 rows folds
+ * 1 / sp into the exponent's FFMA (exp2(t - base - lg) = P / sp) instead of a multiply a score,
+ * and O's unit changes by exact factors; the codes then top out between 224 and 448 instead of at
+ * 448, with the same 3 bits (notes/fp8-scales.md). */
+FMHA_HD float dec_pow2_ceil(float x, int *lg)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    int e = (int)((u >> 23) & 0xFFu) - 127;
+    if (u & 0x7FFFFFu) e++;
+    *lg = e;
+    u = (uint32_t)(e + 127) << 23;
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
 }
 
 /* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128

@@ -31,11 +31,14 @@
 // Steps (decode_sm90.cu's labels):
 //   1   prologue: the 256 consumer threads quantise Q (the CTA's 128 rows); named barrier 1
 //   2a  load warps, per tile: wait for the slot's empty barrier, gather K_j, V_j and the scales
-//       into it; then publish the tile before (2a'): V transposed, fence, arrive on its full
+//       into it; then publish the tile before (2a'): the tile's largest V scale (one a warp),
+//       V transposed, fence, arrive on its full
 //   2b  consumer group g (warps 4g..4g+3, rows 64g..64g+63): wait for the slot's full barrier;
 //       S = Q K_j^T, D / 32 wgmma m64n128k32 e4m3; commit; wait
 //   2c  the slot's scales (K's on S's columns), the mask, the row max over the quad
-//   2d  P, V's scale into P, the row's P scale, P's codes into A's registers; O rescaled
+//   2d  the row's P scale (from its largest P and the load warps' largest V scale, a power of
+//       two), P / sp by the exponentials (1 / sp in their FFMA), V's scale into P, P's codes
+//       into A's registers; O rescaled
 //   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; wait; every
 //       consumer thread arrives on the slot's empty barrier
 //   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
@@ -68,11 +71,11 @@ template <int D>
 static __device__ __forceinline__ void m64_ring_softmax(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                         float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                         const int (&nvis)[2], const float (&rowfac)[2], int kv0,
-                                                        const ring_slot &sl, uint32_t (&pa)[DEC_BN / 8], int t, int prow0,
-                                                        int w0, int M)
+                                                        const ring_slot &sl, const float *svm, uint32_t (&pa)[DEC_BN / 8],
+                                                        int t, int prow0, int w0, int M)
 {
-    if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0);
-    else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0);
+    if (w0 + 8 < M) softmax_tile_regs<D, 2>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0);
+    else if (w0 < M) softmax_tile_regs<D, 1>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0);
     else
 #pragma unroll
         for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
@@ -87,15 +90,16 @@ static __device__ __forceinline__ void m64_ring_softmax_under_pv(const dec_param
                                                                  float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                                  const int (&rloc)[2], const int (&nvis)[2],
                                                                  const float (&rowfac)[2], int kv0, const ring_slot &sl,
-                                                                 uint32_t (&pa)[DEC_BN / 8], int t, int prow0, int w0, int M,
-                                                                 const PvDone &pv_done)
+                                                                 const float *svm, uint32_t (&pa)[DEC_BN / 8], int t, int prow0,
+                                                                 int w0, int M, const PvDone &pv_done)
 {
     dec_p_scales ps;
-    if (w0 + 8 < M) softmax_tile_regs<D, 2, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, &ps);
-    else if (w0 < M) softmax_tile_regs<D, 1, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, pa, t, prow0, &ps);
+    if (w0 + 8 < M) softmax_tile_regs<D, 2, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0, &ps);
+    else if (w0 < M) softmax_tile_regs<D, 1, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0, &ps);
     pv_done();
-    if (w0 + 8 < M) p_codes_and_o<D, 2, true>(s, o, u_i, ps, nullptr, pa, t, prow0);
-    else if (w0 < M) p_codes_and_o<D, 1, true>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    // P's codes as the exponentials left them (D <= 128: in units of sp already, softmax_tile_as's EARLY)
+    if (w0 + 8 < M) p_codes_and_o<D, 2, true, D <= 128>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    else if (w0 < M) p_codes_and_o<D, 1, true, D <= 128>(s, o, u_i, ps, nullptr, pa, t, prow0);
     else
 #pragma unroll
         for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;
@@ -144,6 +148,10 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     uint8_t *smem_q = smem + L.tile[DEC_SMEM_Q];    // [BM x D] e4m3 K-major SW128: A of S = Q K^T
     uint8_t *ring_base = smem + L.tile[DEC_SMEM_K]; // the ring's slots (ring_slot_at)
     float *sm_sq = (float *)(smem + L.tile[DEC_SMEM_SCALES]); // [BM] Q's row scales
+    // [RING][4] the load warps' V-scale maxima a slot (publish), where the unpipelined layout keeps
+    // its tile's sk and sv (a ring's are in its slots)
+    float *sm_svm = sm_sq + BM;
+    static_assert(4 * DEC_MAX_RING <= 2 * DEC_BN && BM % 4 == 0, "the maxima fit where sk and sv would be, 16-byte aligned");
     const int t = (int)(threadIdx.x % DEC_SM90_THREADS), g = (int)(threadIdx.x / DEC_SM90_THREADS); // g 2: the load warps
     const int mtiles = dec_m_tiles(&p);
     const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
@@ -173,7 +181,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
         wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
-        load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn);
+        load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn, sm_svm);
         return;
     }
     wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
@@ -212,10 +220,11 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // and name its parts, its MMA offset and its empty barrier
     struct slot_in {
         ring_slot sl;
+        const float *svm; // the slot's V-scale maxima (load_role)
         uint32_t off, empty;
     };
     auto wait_slot = [&]() {
-        const slot_in in = {ring_slot_at<D>(ring_base, rs.slot), (uint32_t)rs.slot * dec_ring_slot_bytes(D),
+        const slot_in in = {ring_slot_at<D>(ring_base, rs.slot), sm_svm + 4 * rs.slot, (uint32_t)rs.slot * dec_ring_slot_bytes(D),
                             bars + 8u * dec_ring_empty_bar(RING, rs.slot)};
         mbar_wait(bars + 8u * dec_ring_full_bar(rs.slot), ring_full_parity(&rs), p.wd, DEC_SITE_RING_FULL);
         __syncwarp(); // the lanes left the wait one by one: converged before the .sync.aligned wgmma
@@ -233,7 +242,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             float s[DEC_BN / 2];
             s_issue(s, prev.off);
             wgmma_wait<0>();
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, prev.sl, pa, t, DEC_BM_SM90 * g, w0, M);
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, t0 * DEC_BN, prev.sl, prev.svm, pa, t, DEC_BM_SM90 * g, w0,
+                                M);
             ring_advance(&rs);
         }
         for (int j = t0 + 1; j < t1; j++) {
@@ -249,8 +259,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
                 keep_operand(pa);
                 mbar_arrive(prev.empty);
             };
-            m64_ring_softmax_under_pv<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, in.sl, pa, t, DEC_BM_SM90 * g, w0,
-                                         M, pv_done);
+            m64_ring_softmax_under_pv<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, in.sl, in.svm, pa, t,
+                                         DEC_BM_SM90 * g, w0, M, pv_done);
             prev = in;
             ring_advance(&rs);
         }
@@ -273,7 +283,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
             // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
             uint32_t pa[DEC_BN / 8];
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, pa, t, DEC_BM_SM90 * g, w0, M);
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, in.svm, pa, t, DEC_BM_SM90 * g, w0, M);
 
             // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
             // slot is released (every consumer thread)

@@ -352,11 +352,13 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
 // right after the first half; the overlapped ring (decode_ring_sm90.cu) runs the first half
 // alone (SPLIT), waits for the previous tile's P V where every warp of the group meets (pa may
 // still be its A operand, O its accumulator, until then), and runs this after.
+// PRE: s already holds P' / sp (the exponent took 1 / sp, softmax_tile_as's EARLY), so P's codes
+// need no multiply.
 struct dec_p_scales {
     float sp[2], alpha[2];
     bool same;
 };
-template <int D, int HALVES, bool PREG>
+template <int D, int HALVES, bool PREG, bool PRE = false>
 static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2], float (&o)[D / 2], float (&u_i)[2],
                                                      dec_p_scales ps, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8], int t,
                                                      int prow0)
@@ -367,7 +369,7 @@ static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2
         // one row (dec_p_reg_src), the row hi = g & 1
         float inv[2];
 #pragma unroll
-        for (int hi = 0; hi < 2; hi++) inv[hi] = __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row
+        for (int hi = 0; hi < 2; hi++) inv[hi] = PRE ? 1.0f : __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row (x 1 folds away)
 #pragma unroll
         for (int kk = 0; kk < DEC_BN / 32; kk++)
 #pragma unroll
@@ -384,7 +386,7 @@ static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2
         for (int i = 0; i < DEC_BN / 2; i += 2) {
             const int hi = (i >> 1) & 1;
             if (hi >= HALVES) continue;
-            const float inv = __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row, no division's slow path
+            const float inv = PRE ? 1.0f : __fdividef(1.0f, ps.sp[hi]); // one reciprocal a row, no division's slow path
             *(uint16_t *)(smem_p + dec_p_code_offset(t, i, prow0)) = pack_e4m3x2(s[i] * inv, s[i + 1] * inv);
         }
     }
@@ -400,14 +402,41 @@ static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2
             if (((i >> 1) & 1) < HALVES) o[i] *= ps.alpha[(i >> 1) & 1];
 }
 
+// The row's P scale from the bound (emax: its largest P; svmax: the tile's largest V scale), kept
+// while the new one lies within [u / DEC_P_SCALE_KEEP, u] (softmax_tile_as's comment); POW2: rounded
+// up to a power of two (dec_pow2_ceil), its log2 in lsp, and kept within half that range, since the
+// rounding itself may put the scale up to 2x above the bound's: the top code keeps the same floor,
+// 448 / DEC_P_SCALE_KEEP. same: the row kept both scale and max.
+template <bool POW2>
+static __device__ __forceinline__ float p_scale_of_bound(float emax, float svmax, bool fold, float u, float alpha, bool &same,
+                                                         float &lsp)
+{
+    float spn = dec_p_scale(fold ? emax * svmax : emax, svmax);
+    int lg = 0;
+    if constexpr (POW2) spn = dec_pow2_ceil(spn, &lg);
+    constexpr float range = POW2 ? 0.5f * (float)DEC_P_SCALE_KEEP : (float)DEC_P_SCALE_KEEP;
+    const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u && spn * range >= u;
+    same = same && keep && alpha == 1.0f;
+    const float sp = keep ? u : spn;
+    if constexpr (POW2) dec_pow2_ceil(sp, &lg); // exact: u is one of these powers too (1 at the start)
+    lsp = (float)lg;
+    return sp;
+}
+
 // SPLIT: the first half only, its results in *split (p_codes_and_o's comment)
-template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, bool SPLIT = false>
+// SVM: the tile's largest V scale comes from the load warps (svm: their four warp maxima, written
+// with the slot), so P's scale is known before the exponentials, and at D <= 128 (EARLY) 1 / sp
+// goes into the exponent's FFMA, a power of two (dec_pow2_ceil): the exponentials give P / sp, the
+// row sum takes them times sp once a tile, and P's codes need no multiply a score (the ring past 32
+// rows). Without it V's scale max is taken here, once a key, and the codes are multiplied by 1 / sp.
+template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, bool SPLIT = false, bool SVM = false>
 static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                        const int (&rloc)[2], const int (&nvis)[2],
                                                        const float (&rowfac)[2], int kv0, const float *sk,
                                                        const float *sv, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8],
-                                                       int t, int prow0, dec_p_scales *split = nullptr)
+                                                       int t, int prow0, dec_p_scales *split = nullptr,
+                                                       const float *svm = nullptr)
 {
     // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
     float tmax[2] = {-INFINITY, -INFINITY};
@@ -433,6 +462,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     // P's scale from a bound at D <= 128; D 256 keeps the exact max over P' (with the bound its
     // 64-row kernels spilled 156 bytes, 1168 loaded)
     constexpr bool BOUND = D <= 128;
+    constexpr bool EARLY = BOUND && SVM;
     float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
@@ -449,28 +479,6 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     }
     bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
     if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
-    float svmax = 0.0f, pmax[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int i = 0; i < DEC_BN / 2; i += 2) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c);
-        const int hi = (i >> 1) & 1;
-        if (hi >= HALVES) continue;
-        float e0 = fast_exp2(fmaf(s[i], rowfac[hi], -base[hi]));
-        float e1 = fast_exp2(fmaf(s[i + 1], rowfac[hi], -base[hi]));
-        if constexpr (MASK) { // a masked key is 0 by select: -inf times a zero Q row's factor is NaN
-            if (s[i] == -INFINITY) e0 = 0.0f;
-            if (s[i + 1] == -INFINITY) e1 = 0.0f;
-        }
-        l_i[hi] += e0 + e1; // this thread's part of the row sum (the quad is summed at the end)
-        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
-        const float2 v2 = scale_pair<D>(sv, c);
-        s[i] = fold ? e0 * v2.x : e0;
-        s[i + 1] = fold ? e1 * v2.y : e1;
-        if constexpr (!BOUND) pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
-        if (hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
-    }
-    svmax = quad_max(svmax);
     // P's scale from a bound on the row's largest P', its largest P times the tile's largest V
     // scale, not from P' itself: no max over 64 scores and no quad reduction a row. The codes then
     // top out at 448 sv_j / svmax for the key j of the row's largest P, a factor of the V scales'
@@ -478,18 +486,56 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     // The row keeps the scale it has (u) while the new one lies within [u / DEC_P_SCALE_KEEP, u]:
     // its codes then top out at 448 / DEC_P_SCALE_KEEP or more, normal, and O needs no correction
     // where the row max stayed too, so a warp whose rows all keep both skips O's D / 2 FMULs
-    float sp[2] = {1.0f, 1.0f};
+    float svmax = 0.0f, pmax[2] = {0.0f, 0.0f}, sp[2] = {1.0f, 1.0f}, lsp[2] = {0.0f, 0.0f}, lt[2] = {0.0f, 0.0f};
     bool same = true;
+    if constexpr (EARLY) {
+        const float4 v4 = *(const float4 *)svm;
+        svmax = fmaxf(fmaxf(v4.x, v4.y), fmaxf(v4.z, v4.w));
 #pragma unroll
-    for (int hi = 0; hi < HALVES; hi++) {
-        const float spn = BOUND ? dec_p_scale(fold ? emax[hi] * svmax : emax[hi], svmax) : dec_p_scale(quad_max(pmax[hi]), svmax);
-        const bool keep = BOUND && DEC_P_SCALE_KEEP > 0 && spn <= u_i[hi] && spn * (float)DEC_P_SCALE_KEEP >= u_i[hi];
-        sp[hi] = keep ? u_i[hi] : spn;
-        same = same && keep && alpha[hi] == 1.0f;
+        for (int hi = 0; hi < HALVES; hi++) sp[hi] = p_scale_of_bound<true>(emax[hi], svmax, fold, u_i[hi], alpha[hi], same, lsp[hi]);
+    }
+#pragma unroll
+    for (int i = 0; i < DEC_BN / 2; i += 2) {
+        int r, c;
+        wgmma_acc_map(t, i, &r, &c);
+        const int hi = (i >> 1) & 1;
+        if (hi >= HALVES) continue;
+        // EARLY: P / sp
+        const float nb = EARLY ? -(base[hi] + lsp[hi]) : -base[hi];
+        float e0 = fast_exp2(fmaf(s[i], rowfac[hi], nb));
+        float e1 = fast_exp2(fmaf(s[i + 1], rowfac[hi], nb));
+        if constexpr (MASK) { // a masked key is 0 by select: -inf times a zero Q row's factor is NaN
+            if (s[i] == -INFINITY) e0 = 0.0f;
+            if (s[i + 1] == -INFINITY) e1 = 0.0f;
+        }
+        // this thread's part of the row sum (the quad is summed at the end); EARLY: in units of sp
+        if constexpr (EARLY) lt[hi] += e0 + e1;
+        else l_i[hi] += e0 + e1;
+        // Step 2d: V's scale folded into P's columns (FG17 variant: left for O's rows)
+        const float2 v2 = scale_pair<D>(sv, c);
+        s[i] = fold ? e0 * v2.x : e0;
+        s[i + 1] = fold ? e1 * v2.y : e1;
+        if constexpr (!BOUND) pmax[hi] = fmaxf(pmax[hi], fmaxf(s[i], s[i + 1]));
+        if (!EARLY && hi == 0) svmax = fmaxf(svmax, fmaxf(v2.x, v2.y)); // V's largest scale: once a key (both rows see the same keys)
+    }
+    if constexpr (EARLY) {
+#pragma unroll
+        for (int hi = 0; hi < HALVES; hi++) l_i[hi] = fmaf(lt[hi], sp[hi], l_i[hi]);
+    } else {
+        svmax = quad_max(svmax);
+#pragma unroll
+        for (int hi = 0; hi < HALVES; hi++) {
+            if constexpr (BOUND) {
+                sp[hi] = p_scale_of_bound<false>(emax[hi], svmax, fold, u_i[hi], alpha[hi], same, lsp[hi]);
+            } else {
+                sp[hi] = dec_p_scale(quad_max(pmax[hi]), svmax);
+                same = false;
+            }
+        }
     }
     const dec_p_scales ps = {{sp[0], sp[1]}, {alpha[0], alpha[1]}, same};
     if constexpr (SPLIT) *split = ps;
-    else p_codes_and_o<D, HALVES, PREG>(s, o, u_i, ps, smem_p, pa, t, prow0);
+    else p_codes_and_o<D, HALVES, PREG, EARLY>(s, o, u_i, ps, smem_p, pa, t, prow0);
 }
 
 // Steps 2c-2d, the copy a tile needs: the masked one where some key of the tile lies past a
@@ -497,22 +543,23 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
 // it) or an FG17 variant runs, and at D 256 always (scale_pair); the plain one elsewhere. P's
 // codes go to SMEM where dec_p_code_offset says, or (PREG) into A's registers where dec_p_reg_src
 // says (tests/unit/test_decode_core.c checks both against the tile and the fragment maps).
-template <int D, int HALVES, bool PREG, bool SPLIT = false>
+template <int D, int HALVES, bool PREG, bool SPLIT = false, bool SVM = false>
 static __device__ __forceinline__ void softmax_tile_to(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                        float (&m_i)[2], float (&l_i)[2], float (&u_i)[2], const int (&rloc)[2],
                                                        const int (&nvis)[2], const float (&rowfac)[2], int kv0,
                                                        const float *sk, const float *sv, uint8_t *smem_p,
-                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0, dec_p_scales *split = nullptr)
+                                                       uint32_t (&pa)[DEC_BN / 8], int t, int prow0, dec_p_scales *split = nullptr,
+                                                       const float *svm = nullptr)
 {
     const int nmin = HALVES == 2 ? min(nvis[0], nvis[1]) : nvis[0];
     const bool mask = __any_sync(0xFFFFFFFFu, kv0 + DEC_BN > nmin);
     const bool faults = p.faults & (DEC_FAULT_K_SCALE_ON_ROWS | DEC_FAULT_K_SCALE_DROPPED | DEC_FAULT_V_SCALE_ON_O_ROWS);
     if (D > 128 || faults || mask) // D 256: one copy (see scale_pair)
-        softmax_tile_as<D, HALVES, true, true, PREG, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa, t,
-                                                            prow0, split);
+        softmax_tile_as<D, HALVES, true, true, PREG, SPLIT, SVM>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p,
+                                                                 pa, t, prow0, split, svm);
     else
-        softmax_tile_as<D, HALVES, false, false, PREG, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, pa,
-                                                              t, prow0, split);
+        softmax_tile_as<D, HALVES, false, false, PREG, SPLIT, SVM>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p,
+                                                                   pa, t, prow0, split, svm);
 }
 // P's codes into the group's rows of P in SMEM (prow0: the group's first row)
 template <int D, int HALVES>
@@ -526,16 +573,18 @@ static __device__ __forceinline__ void softmax_tile(const dec_params &p, float (
     softmax_tile_to<D, HALVES, false>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, smem_p, none, t, prow0);
 }
 // P's codes into pa, A's registers of P V (the 64-row pipelined kernel; prow0: the group's first
-// row, which FG17's K-scale variant reads the scales by)
+// row, which FG17's K-scale variant reads the scales by; svm: the load warps' V-scale maxima of the
+// slot, softmax_tile_as's SVM)
 // (SPLIT: the first half only, see p_codes_and_o)
 template <int D, int HALVES, bool SPLIT = false>
 static __device__ __forceinline__ void softmax_tile_regs(const dec_params &p, float (&s)[DEC_BN / 2], float (&o)[D / 2],
                                                          float (&m_i)[2], float (&l_i)[2], float (&u_i)[2],
                                                          const int (&rloc)[2], const int (&nvis)[2], const float (&rowfac)[2],
-                                                         int kv0, const float *sk, const float *sv,
+                                                         int kv0, const float *sk, const float *sv, const float *svm,
                                                          uint32_t (&pa)[DEC_BN / 8], int t, int prow0, dec_p_scales *split = nullptr)
 {
-    softmax_tile_to<D, HALVES, true, SPLIT>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0, split);
+    softmax_tile_to<D, HALVES, true, SPLIT, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sk, sv, nullptr, pa, t, prow0,
+                                                  split, svm);
 }
 
 // Step 2a' of the FG20 variant: Vs already holds V MN-major (as stored): copied to Vt unchanged.
@@ -688,11 +737,20 @@ template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_
 }
 
 enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
+// svm (the 64-row ring's): the tile's largest V scale, one a load warp (warp w over keys 32w..32w+31;
+// zeros past the sequence), for the consumers' P scale before their exponentials (softmax_tile_as's SVM)
 template <int D, bool PERM = false>
-static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt)
+static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt,
+                                               float *svm = nullptr)
 {
-    static_assert(DEC_SM90_LOAD_THREADS == 128, "the transpose takes a warpgroup");
+    static_assert(DEC_SM90_LOAD_THREADS == 128 && DEC_BN == DEC_SM90_LOAD_THREADS, "the transpose takes a warpgroup, a key a thread");
     named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
+    if (svm) {
+        float m = sl.sv[lt];
+#pragma unroll
+        for (int x = 16; x > 0; x >>= 1) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, x));
+        if ((lt & 31) == 0) svm[lt / 32] = m;
+    }
     transpose_v<D, false, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt);
     fence_proxy_async();
     mbar_arrive(full);
@@ -703,11 +761,12 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
 // 64-row ring kernel's two). SLEEP: the wait for a slot's release sleeps between probes (stage F's
 // producer's wait), so the load warps' probes leave the issue slots to the consumers (the 64-row
 // ring kernel's; the swapped ring kernel keeps the spin it was measured with). PERM: V^T's keys in
-// the order of the consumers' P registers (the 64-row ring kernel; transpose_v).
+// the order of the consumers' P registers (the 64-row ring kernel; transpose_v). svm: where slot s's
+// V-scale maxima go (svm + 4 s, publish), or none (the swapped ring kernel).
 template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false, bool PERM = false>
 static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
-                                                 const smem_tile &tv_mn)
+                                                 const smem_tile &tv_mn, float *svm = nullptr)
 {
     static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
     const int lt = threadIdx.x - NCONS; // 0 .. DEC_SM90_LOAD_THREADS - 1
@@ -722,13 +781,15 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
         cp_async_commit();
         if (pending >= 0) {
             cp_async_wait_group<1>();
-            publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+            publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
+                             svm ? svm + 4 * pending : nullptr);
         }
         pending = s.slot;
         ring_advance(&s);
     }
     cp_async_wait_all();
-    publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt);
+    publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
+                     svm ? svm + 4 * pending : nullptr);
 }
 
 

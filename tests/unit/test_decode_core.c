@@ -105,6 +105,28 @@ Test(decode_core, p_scale_is_finite_and_never_zero)
     cr_expect(tiny >= 1.17549435e-38f && isfinite(1.0f / tiny), "sp = %g: a normal float, its reciprocal finite", tiny);
 }
 
+/* dec_pow2_ceil: the smallest power of two at or above x, its log2 exact, on every scale a P row can
+ * get (dec_p_scale's range: the smallest normal float up), checked against frexp */
+Test(decode_core, p_scale_rounds_up_to_a_power_of_two_with_its_exact_log2)
+{
+    const float xs[] = {1.17549435e-38f, 3e-38f, 1e-20f, 0.001f, 0.25f, 0.3f, 1.0f, 1.0000001f, 1.5f, 448.0f, 1e20f};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        int lg = 999;
+        const float r = dec_pow2_ceil(xs[i], &lg);
+        int e;
+        const float m = frexpf(xs[i], &e); /* xs = m 2^e, m in [0.5, 1) */
+        const int want = m == 0.5f ? e - 1 : e;
+        cr_expect_eq(lg, want, "x = %g: log2 %d, want %d", xs[i], lg, want);
+        cr_expect(r >= xs[i] && r < 2.0f * xs[i], "x = %g: %g is not the next power of two", xs[i], r);
+        cr_expect_eq(r, ldexpf(1.0f, want), "x = %g: %g", xs[i], r);
+    }
+    for (int k = -126; k <= 100; k += 7) { /* powers of two map to themselves */
+        int lg;
+        cr_expect_eq(dec_pow2_ceil(ldexpf(1.0f, k), &lg), ldexpf(1.0f, k));
+        cr_expect_eq(lg, k);
+    }
+}
+
 /* --prefetch N: while tile j of a split [t0, t1) is gathered, the tiles dec_prefetch_range names are
  * prefetched into L2. Every tile of the split but the first is prefetched exactly once, N tiles
  * before its gather (the split's first N at its first tile), nothing outside the split; N = 0
