@@ -10,7 +10,8 @@
  *   dec_split_tiles   which KV tiles of a sequence split s reads (tile-aligned, possibly none)
  *   dec_token_row     token t's row in the cache, through the block table
  *   dec_p_scale       the per-row, per-tile scale P is quantised with (notes/fp8-scales.md)
- *   dec_pow2_ceil     that scale rounded up to a power of two (the sm90 ring past 32 rows)
+ *   dec_pow2_ceil     a scale rounded up to a power of two; dec_p_scale_pow2: P's, so (the sm90
+ *                     ring past 32 rows)
  *   dec_*_tile        the e4m3 SMEM operand tiles of both MMAs, every backend
  *   dec_grid          x = split * m_tiles + m_tile, y = KV head, z = sequence
  *
@@ -256,6 +257,16 @@ FMHA_HD float dec_pow2_ceil(float x, int *lg)
     float r;
     memcpy(&r, &u, 4);
     return r;
+}
+/* dec_p_scale rounded up to a power of two (dec_pow2_ceil), with a multiply for its division by
+ * 448: the constant is 1/448 rounded up by about 2^-21, so the product is never below the
+ * quotient and the power never below dec_p_scale's (P's codes stay <= 448). */
+FMHA_HD float dec_p_scale_pow2(float pmax, float svmax, int *lg)
+{
+    const float floor = svmax * DEC_P_FLOOR;
+    const float inv448_up = (1.0f / DEC_E4M3_MAX) * (1.0f + 1.0f / 2097152.0f);
+    const float sp = (pmax > floor ? pmax : floor) * inv448_up;
+    return dec_pow2_ceil(sp > 1.17549435e-38f ? sp : 1.17549435e-38f, lg);
 }
 
 /* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128

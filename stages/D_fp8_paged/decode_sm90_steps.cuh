@@ -411,9 +411,8 @@ template <bool POW2>
 static __device__ __forceinline__ float p_scale_of_bound(float emax, float svmax, bool fold, float u, float alpha, bool &same,
                                                          float &lsp)
 {
-    float spn = dec_p_scale(fold ? emax * svmax : emax, svmax);
     int lg = 0;
-    if constexpr (POW2) spn = dec_pow2_ceil(spn, &lg);
+    const float spn = POW2 ? dec_p_scale_pow2(fold ? emax * svmax : emax, svmax, &lg) : dec_p_scale(fold ? emax * svmax : emax, svmax);
     constexpr float range = POW2 ? 0.5f * (float)DEC_P_SCALE_KEEP : (float)DEC_P_SCALE_KEEP;
     const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u && spn * range >= u;
     same = same && keep && alpha == 1.0f;
