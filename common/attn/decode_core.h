@@ -244,8 +244,8 @@ FMHA_HD float dec_p_scale(float pmax, float svmax)
 /* The smallest power of two >= x (x a positive normal float, as dec_p_scale returns), and its log2
  * in *lg. A P scale rounded up this way has an exact log2, so the sm90 ring past 32 rows folds
  * 1 / sp into the exponent's FFMA (exp2(t - base - lg) = P / sp) instead of a multiply a score,
- * and O's unit changes by exact factors; the codes then top out between 224 and 448 instead of at
- * 448, with the same 3 bits (notes/fp8-scales.md). */
+ * and O's unit changes by exact factors; the codes then top out between 224 (a hair under it,
+ * dec_p_scale_pow2) and 448 instead of at 448, with the same 3 bits (notes/fp8-scales.md). */
 FMHA_HD float dec_pow2_ceil(float x, int *lg)
 {
     uint32_t u;
@@ -260,7 +260,8 @@ FMHA_HD float dec_pow2_ceil(float x, int *lg)
 }
 /* dec_p_scale rounded up to a power of two (dec_pow2_ceil), with a multiply for its division by
  * 448: the constant is 1/448 rounded up by about 2^-21, so the product is never below the
- * quotient and the power never below dec_p_scale's (P's codes stay <= 448). */
+ * quotient and the power never below dec_p_scale's (P's codes stay <= 448); where the quotient
+ * lies within that 2^-21 below a power, the next power up (codes top out a hair under 224). */
 FMHA_HD float dec_p_scale_pow2(float pmax, float svmax, int *lg)
 {
     const float floor = svmax * DEC_P_FLOOR;

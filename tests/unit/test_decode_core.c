@@ -120,8 +120,8 @@ Test(decode_core, p_scale_rounds_up_to_a_power_of_two_with_its_exact_log2)
         cr_expect(r >= xs[i] && r < 2.0f * xs[i], "x = %g: %g is not the next power of two", xs[i], r);
         cr_expect_eq(r, ldexpf(1.0f, want), "x = %g: %g", xs[i], r);
     }
-    /* P's scale that way: a power of two at or above dec_p_scale's, at most twice it (twice where
-     * the quotient is itself a power of two: the constant is rounded up) */
+    /* P's scale that way: a power of two at or above dec_p_scale's, at most twice it, or a hair
+     * more (about 2^-21) where the quotient lies just below a power: the constant is rounded up */
     uint64_t st = 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < 20000; i++) {
         st = st * 6364136223846793005ull + 1442695040888963407ull;
@@ -129,7 +129,7 @@ Test(decode_core, p_scale_rounds_up_to_a_power_of_two_with_its_exact_log2)
         const float svmax = ldexpf(1.0f + (float)((st >> 20) & 1023) / 1024.0f, (int)((st >> 32) % 40) - 30);
         int lg;
         const float q = dec_p_scale_pow2(pmax, svmax, &lg), ref = dec_p_scale(pmax, svmax);
-        if (!(q >= ref && q <= 2.0f * ref && q == ldexpf(1.0f, lg))) {
+        if (!(q >= ref && q <= 2.0f * ref * (1.0f + 1.0f / 1048576.0f) && q == ldexpf(1.0f, lg))) {
             cr_assert_fail("pmax %g svmax %g: %g (2^%d) against dec_p_scale's %g", pmax, svmax, q, lg, ref);
         }
     }
