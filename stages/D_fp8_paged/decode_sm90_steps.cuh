@@ -649,18 +649,28 @@ static __device__ __forceinline__ void m64_epilogue(const dec_params &p, const f
         if (FG17_ROWS && (p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS)) fin[hi] *= o_row_sv[rloc[hi]]; // FG17
     }
     const bool split_out = p.splits > 1;
+    // Each row's output address once, at the thread's first column: registers i, i + 1 are then
+    // that row's columns c0 + 8 (i / 4) and the next (wgmma_acc_map), an immediate offset a store.
+    // (Written per store, the 64-bit row and split offsets cost about 25 instructions each, in a
+    // straight run of code that every CTA meets once, cold in the instruction cache.)
+    int r0, c0;
+    wgmma_acc_map(t, 0, &r0, &c0);
+    float *part[2];
+    uint16_t *out[2];
 #pragma unroll
-    for (int i = 0; i < D / 2; i += 2) {
-        int r, c;
-        wgmma_acc_map(t, i, &r, &c); // registers i, i+1: columns c, c+1 of one row
-        const int hi = (i >> 1) & 1;
+    for (int hi = 0; hi < 2; hi++) {
+        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D + c0;
+        part[hi] = p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow;
+        out[hi] = p.o + orow;
+    }
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
         if (m0 + rloc[hi] >= M) continue;
-        const int64_t orow = (((int64_t)b * p.sq + qi[hi]) * p.hq + qh[hi]) * D;
-        if (split_out) {
-            float2 v = {o[i] * fin[hi], o[i + 1] * fin[hi]};
-            *(float2 *)(p.o_part + (int64_t)split * p.b * p.sq * p.hq * D + orow + c) = v;
-        } else {
-            *(uint32_t *)(p.o + orow + c) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+#pragma unroll
+        for (int i = 2 * hi; i < D / 2; i += 4) { // registers i, i + 1 of row hi
+            const int dc = 8 * (i >> 2);
+            if (split_out) *(float2 *)(part[hi] + dc) = make_float2(o[i] * fin[hi], o[i + 1] * fin[hi]);
+            else *(uint32_t *)(out[hi] + dc) = pack_bf16x2(o[i] * fin[hi], o[i + 1] * fin[hi]);
         }
     }
     if (t % 4 == 0) {
