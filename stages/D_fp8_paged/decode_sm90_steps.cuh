@@ -437,8 +437,10 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
                                                        int t, int prow0, dec_p_scales *split = nullptr,
                                                        const float *svm = nullptr)
 {
-    // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max
-    float tmax[2] = {-INFINITY, -INFINITY};
+    // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max. The max
+    // runs as four partial maxima a row, combined at the end: one running max was a chain of 32
+    // dependent FMNMX between S and the first exponential
+    float part[2][4];
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
@@ -456,8 +458,13 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
             if (kv0 + c >= nvis[hi]) s[i] = -INFINITY;
             if (kv0 + c + 1 >= nvis[hi]) s[i + 1] = -INFINITY;
         }
-        tmax[hi] = fmaxf(tmax[hi], fmaxf(s[i], s[i + 1]));
+        const float v = fmaxf(s[i], s[i + 1]);
+        const int k = (i >> 2) & 3; // row hi's registers are i = 4 n + 2 hi: partial n % 4
+        part[hi][k] = i < 16 ? v : fmaxf(part[hi][k], v);
     }
+    float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int hi = 0; hi < HALVES; hi++) tmax[hi] = fmaxf(fmaxf(part[hi][0], part[hi][1]), fmaxf(part[hi][2], part[hi][3]));
     // P's scale from a bound at D <= 128; D 256 keeps the exact max over P' (with the bound its
     // 64-row kernels spilled 156 bytes, 1168 loaded)
     constexpr bool BOUND = D <= 128;
