@@ -36,7 +36,8 @@ FMHA_HD uint32_t dec_bar_count(int bar)
  *   P [bm x Bc] (e4m3 codes), all K-major SW128 e4m3 (decode_core.h); then the scales f32:
  *   sq [bm] (sm90: Q's row scales), sk [Bc], sv [Bc] (the tile's K and V scales), and sm90's
  *   row reductions across its 4 warps ([4][bm] twice, [4]); then the mbarriers and the TMEM
- *   address slot (sm100). */
+ *   address slot (sm100). A ring keeps sk and sv in its slots; the sm90 ring past 32 rows puts
+ *   its slots' V-scale maxima ([ring][4], the load warps') where sk starts. */
 #define DEC_SCALE_FLOATS(bm) ((bm) + 2 * DEC_BN + 8 * (bm) + 4)
 /* Vt comes first: the FG20 variant reads its MN-major V through K-major descriptors, which run up to
  * 8 KB past the tile's end; placed first, that over-read lands in Q and K, inside the allocation. */
