@@ -97,9 +97,9 @@ static __device__ __forceinline__ void m64_ring_softmax_under_pv(const dec_param
     if (w0 + 8 < M) softmax_tile_regs<D, 2, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0, &ps);
     else if (w0 < M) softmax_tile_regs<D, 1, true>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, kv0, sl.sk, sl.sv, svm, pa, t, prow0, &ps);
     pv_done();
-    // P's codes as the exponentials left them (D <= 128: in units of sp already, softmax_tile_as's EARLY)
-    if (w0 + 8 < M) p_codes_and_o<D, 2, true, D <= 128>(s, o, u_i, ps, nullptr, pa, t, prow0);
-    else if (w0 < M) p_codes_and_o<D, 1, true, D <= 128>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    // P's codes as the exponentials left them (with the bound: in units of sp already, softmax_tile_as's EARLY)
+    if (w0 + 8 < M) p_codes_and_o<D, 2, true, dec_p_scale_bound<D>>(s, o, u_i, ps, nullptr, pa, t, prow0);
+    else if (w0 < M) p_codes_and_o<D, 1, true, dec_p_scale_bound<D>>(s, o, u_i, ps, nullptr, pa, t, prow0);
     else
 #pragma unroll
         for (int i = 0; i < DEC_BN / 8; i++) pa[i] = 0u;

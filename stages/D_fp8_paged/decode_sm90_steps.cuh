@@ -315,6 +315,21 @@ static __device__ __forceinline__ float quad_sum(float x)
     x += __shfl_xor_sync(0xFFFFFFFFu, x, 1);
     return x + __shfl_xor_sync(0xFFFFFFFFu, x, 2);
 }
+// Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
+// the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
+// shuffles; the warp totals meet in SMEM (red [4 warps][NR]) after a barrier.
+static __device__ __forceinline__ float warp_max_over_keys(float x)
+{
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 4));
+    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 8));
+    return fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 16));
+}
+static __device__ __forceinline__ float warp_sum_over_keys(float x)
+{
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 4);
+    x += __shfl_xor_sync(0xFFFFFFFFu, x, 8);
+    return x + __shfl_xor_sync(0xFFFFFFFFu, x, 16);
+}
 
 // Steps 2c-2d for the thread's two packed rows (r and r + 8; HALVES = 1: only r, the second half
 // of the registers skipped at compile time; t: the thread in its warpgroup, prow0: the group's
@@ -338,6 +353,11 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
     if constexpr (D > 128) return make_float2(sc[c], sc[c + 1]);
     else return *(const float2 *)(sc + c);
 }
+
+// Whether the 64-row softmax takes P's scale from a bound (softmax_tile_as): D <= 128; D 256 keeps
+// the exact max over P' (with the bound its 64-row kernels spilled 156 bytes, 1168 loaded). With
+// the load warps' V-scale maxima (SVM) the same kernels fold 1 / sp into the exponentials.
+template <int D> constexpr bool dec_p_scale_bound = D <= 128;
 
 // How far below its P scale a row's new bound may fall and the row keep that scale (0: never);
 // a build switch for the A/B against the per-tile scale (notes/fp8-scales.md).
@@ -363,7 +383,7 @@ static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2
                                                      dec_p_scales ps, uint8_t *smem_p, uint32_t (&pa)[DEC_BN / 8], int t,
                                                      int prow0)
 {
-    constexpr bool BOUND = D <= 128; // P's scale from a bound (softmax_tile_as)
+    constexpr bool BOUND = dec_p_scale_bound<D>;
     if constexpr (PREG) {
         // P's codes into A's registers: register g of K step kk takes 4 accumulator registers of
         // one row (dec_p_reg_src), the row hi = g & 1
@@ -465,9 +485,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     float tmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) tmax[hi] = fmaxf(fmaxf(part[hi][0], part[hi][1]), fmaxf(part[hi][2], part[hi][3]));
-    // P's scale from a bound at D <= 128; D 256 keeps the exact max over P' (with the bound its
-    // 64-row kernels spilled 156 bytes, 1168 loaded)
-    constexpr bool BOUND = D <= 128;
+    constexpr bool BOUND = dec_p_scale_bound<D>;
     constexpr bool EARLY = BOUND && SVM;
     float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -762,9 +780,7 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
     static_assert(DEC_SM90_LOAD_THREADS == 128 && DEC_BN == DEC_SM90_LOAD_THREADS, "the transpose takes a warpgroup, a key a thread");
     named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
     if (svm) {
-        float m = sl.sv[lt];
-#pragma unroll
-        for (int x = 16; x > 0; x >>= 1) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, x));
+        const float m = warp_max_over_keys(quad_max(sl.sv[lt])); // over the warp's 32 keys
         if ((lt & 31) == 0) svm[lt / 32] = m;
     }
     transpose_v<D, false, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt);
@@ -808,22 +824,6 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
                      svm ? svm + 4 * pending : nullptr);
 }
 
-
-// Steps 2c-2d's row reductions: a packed row's values are spread over the 8 lanes of a warp with
-// the same lane % 4 (lane / 4 picks the key) and over the 4 warps. The warp part is three
-// shuffles; the warp totals meet in SMEM (red [4 warps][NR]) after a barrier.
-static __device__ __forceinline__ float warp_max_over_keys(float x)
-{
-    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 4));
-    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 8));
-    return fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, 16));
-}
-static __device__ __forceinline__ float warp_sum_over_keys(float x)
-{
-    x += __shfl_xor_sync(0xFFFFFFFFu, x, 4);
-    x += __shfl_xor_sync(0xFFFFFFFFu, x, 8);
-    return x + __shfl_xor_sync(0xFFFFFFFFu, x, 16);
-}
 #endif
 
 // The thread's packed rows: accumulator register i of an m64nNR fragment is column (packed row)
