@@ -10,8 +10,8 @@
  *   dec_split_tiles   which KV tiles of a sequence split s reads (tile-aligned, possibly none)
  *   dec_token_row     token t's row in the cache, through the block table
  *   dec_p_scale       the per-row, per-tile scale P is quantised with (notes/fp8-scales.md)
- *   dec_pow2_ceil     a scale rounded up to a power of two; dec_p_scale_pow2: P's, so (the sm90
- *                     ring past 32 rows)
+ *   dec_p_lscale_*    dec_p_scale rounded up to a power of two, in log2 units (the sm90 ring
+ *                     past 32 rows)
  *   dec_*_tile        the e4m3 SMEM operand tiles of both MMAs, every backend
  *   dec_grid          x = split * m_tiles + m_tile, y = KV head, z = sequence
  *
@@ -241,33 +241,50 @@ FMHA_HD float dec_p_scale(float pmax, float svmax)
     return sp > 1.17549435e-38f ? sp : 1.17549435e-38f;
 }
 
-/* The smallest power of two >= x (x a positive normal float, as dec_p_scale returns), and its log2
- * in *lg. A P scale rounded up this way has an exact log2, so the sm90 ring past 32 rows folds
- * 1 / sp into the exponent's FFMA (exp2(t - base - lg) = P / sp) instead of a multiply a score,
- * and O's unit changes by exact factors; the codes then top out between 224 (a hair under it,
- * dec_p_scale_pow2) and 448 instead of at 448, with the same 3 bits (notes/fp8-scales.md). */
-FMHA_HD float dec_pow2_ceil(float x, int *lg)
+/* P's scale for the sm90 ring past 32 rows, in log2 units. The ring folds 1 / sp into the
+ * exponentials' FFMA (exp2(t - base - lsp) = P / sp), so what it needs first is lsp = log2 sp, an
+ * integer: sp is then a power of two, O's unit changes by exact factors, and P's codes top out
+ * between 224 and 448 instead of at 448, with the same 3 bits (notes/fp8-scales.md). This is
+ * dec_p_scale's max(emax svmax, 2^-20 svmax) / 448 rounded up to a power of two, from the logs
+ * the kernel has at hand: lp = log2 emax (the exponent the exponentials' FFMA gives the row's
+ * largest score: no exponential of its own; -inf or NaN for a row with no key in the tile) and
+ * lsv = log2 svmax (one LG2 a tile, before S completes):
+ *   lsp = ceil(max(lp + lsv, lsv - 20) - log2 448 + bias), and at least -126
+ * (the smallest normal float; fmaxf returns the other operand where one is NaN). A tile's part
+ * (dec_p_lscale_tile) is computed once, so the chain from a row's max to its first exponential is
+ * an FFMA, an FADD, a max and a rounding (dec_p_lscale_row), where the quotient's power took an
+ * exponential and a dozen bit operations. bias (2^-12) covers the rounding of the logs and of the
+ * FFMA, so 2^lsp stays at or above dec_p_scale's and the codes at or below 448; where the exact
+ * log lies less than bias below an integer, the next power up (codes top out near 224). fold = 0
+ * (FG17's variant, V's scale left for O's rows): emax alone, as dec_p_scale(emax, svmax). */
+typedef struct {
+    float c;  /* what the row's lp is offset by */
+    float lo; /* the floor's log and the smallest normal float's, whichever is larger */
+} dec_p_lscale_k;
+#define DEC_LOG2_E4M3_MAX 8.807354922057604f /* log2 448 */
+#define DEC_LSCALE_BIAS 2.44140625e-4f        /* 2^-12 */
+FMHA_HD dec_p_lscale_k dec_p_lscale_tile(float lsv, int fold)
 {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    int e = (int)((u >> 23) & 0xFFu) - 127;
-    if (u & 0x7FFFFFu) e++;
-    *lg = e;
-    u = (uint32_t)(e + 127) << 23;
+    dec_p_lscale_k k;
+    k.c = (fold ? lsv : 0.0f) + (DEC_LSCALE_BIAS - DEC_LOG2_E4M3_MAX);
+    k.lo = fmaxf(lsv + (DEC_LSCALE_BIAS - 20.0f - DEC_LOG2_E4M3_MAX), -126.0f); /* the floor: 2^-20 svmax */
+    return k;
+}
+FMHA_HD float dec_p_lscale_row(float lp, dec_p_lscale_k k) { return ceilf(fmaxf(lp + k.c, k.lo)); }
+/* 2^lg for an integer lg in [-126, 127] (dec_p_lscale_row's range), exact, from the exponent bits */
+FMHA_HD float dec_pow2_of(float lg)
+{
+    const uint32_t u = (uint32_t)((int)lg + 127) << 23;
     float r;
     memcpy(&r, &u, 4);
     return r;
 }
-/* dec_p_scale rounded up to a power of two (dec_pow2_ceil), with a multiply for its division by
- * 448: the constant is 1/448 rounded up by about 2^-21, so the product is never below the
- * quotient and the power never below dec_p_scale's (P's codes stay <= 448); where the quotient
- * lies within that 2^-21 below a power, the next power up (codes top out a hair under 224). */
-FMHA_HD float dec_p_scale_pow2(float pmax, float svmax, int *lg)
+/* The log2 of a power of two (u = 2^k, k >= -126), exact, from the exponent bits */
+FMHA_HD float dec_log2_of_pow2(float u)
 {
-    const float floor = svmax * DEC_P_FLOOR;
-    const float inv448_up = (1.0f / DEC_E4M3_MAX) * (1.0f + 1.0f / 2097152.0f);
-    const float sp = (pmax > floor ? pmax : floor) * inv448_up;
-    return dec_pow2_ceil(sp > 1.17549435e-38f ? sp : 1.17549435e-38f, lg);
+    uint32_t b;
+    memcpy(&b, &u, 4);
+    return (float)((int)((b >> 23) & 0xFFu) - 127);
 }
 
 /* The operand tiles in SMEM, e4m3 (1 byte), K-major, 128-byte swizzle (one swizzle row holds 128

@@ -12,3 +12,13 @@ __device__ __forceinline__ float fast_exp2(float x)
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
+
+// log2(x) on the MUFU unit in one instruction (`lg2.approx.ftz.f32`, PTX ISA "lg2": at most
+// 2^-22 absolute error for x in [0.5, 2], relative 2^-22 elsewhere; lg2(0) = -inf, subnormals
+// read as 0). Stage D's ring takes one a tile, for the log of its largest V scale.
+__device__ __forceinline__ float fast_log2(float x)
+{
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}

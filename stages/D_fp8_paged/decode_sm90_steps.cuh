@@ -423,29 +423,40 @@ static __device__ __forceinline__ void p_codes_and_o(const float (&s)[DEC_BN / 2
 }
 
 // The row's P scale from the bound (emax: its largest P; svmax: the tile's largest V scale), kept
-// while the new one lies within [u / DEC_P_SCALE_KEEP, u] (softmax_tile_as's comment); POW2: rounded
-// up to a power of two (dec_pow2_ceil), its log2 in lsp, and kept within half that range, since the
-// rounding itself may put the scale up to 2x above the bound's: the top code keeps the same floor,
-// 448 / DEC_P_SCALE_KEEP. same: the row kept both scale and max.
-template <bool POW2>
-static __device__ __forceinline__ float p_scale_of_bound(float emax, float svmax, bool fold, float u, float alpha, bool &same,
-                                                         float &lsp)
+// while the new one lies within [u / DEC_P_SCALE_KEEP, u] (softmax_tile_as's comment). same: the
+// row kept both scale and max.
+static __device__ __forceinline__ float p_scale_of_bound(float emax, float svmax, bool fold, float u, float alpha, bool &same)
 {
-    int lg = 0;
-    const float spn = POW2 ? dec_p_scale_pow2(fold ? emax * svmax : emax, svmax, &lg) : dec_p_scale(fold ? emax * svmax : emax, svmax);
-    constexpr float range = POW2 ? 0.5f * (float)DEC_P_SCALE_KEEP : (float)DEC_P_SCALE_KEEP;
-    const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u && spn * range >= u;
+    const float spn = dec_p_scale(fold ? emax * svmax : emax, svmax);
+    const bool keep = DEC_P_SCALE_KEEP > 0 && spn <= u && spn * (float)DEC_P_SCALE_KEEP >= u;
     same = same && keep && alpha == 1.0f;
-    const float sp = keep ? u : spn;
-    if constexpr (POW2) dec_pow2_ceil(sp, &lg); // exact: u is one of these powers too (1 at the start)
-    lsp = (float)lg;
-    return sp;
+    return keep ? u : spn;
+}
+// The same in log2 units for EARLY (dec_p_lscale_row: lp, the log2 of the row's largest P), the
+// scale a power of two: kept within half that range, since the rounding itself may put the new
+// scale up to 2x above the bound's, so the top code keeps the same floor, 448 / DEC_P_SCALE_KEEP.
+// Returns lsp = log2 sp; sp itself (the row sum's factor, O's correction) comes off the path
+// from the exponent bits.
+static constexpr int dec_ilog2(int x) { return x > 1 ? 1 + dec_ilog2(x / 2) : 0; }
+static_assert(DEC_P_SCALE_KEEP == 0 || (DEC_P_SCALE_KEEP >= 2 && (DEC_P_SCALE_KEEP & (DEC_P_SCALE_KEEP - 1)) == 0),
+              "the log2 form of the keep rule takes a power of two");
+static constexpr float dec_p_keep_log2_range = (float)(dec_ilog2(DEC_P_SCALE_KEEP) - 1); // 3: within 8x
+static __device__ __forceinline__ float p_lscale_of_bound(float lp, dec_p_lscale_k k, float u, float alpha, bool &same,
+                                                          float &sp)
+{
+    const float lg = dec_p_lscale_row(lp, k);
+    const float lu = dec_log2_of_pow2(u); // exact: u is one of these powers too (1 at the start)
+    const bool keep = DEC_P_SCALE_KEEP > 0 && lg <= lu && lg + dec_p_keep_log2_range >= lu;
+    same = same && keep && alpha == 1.0f;
+    const float lsp = keep ? lu : lg;
+    sp = dec_pow2_of(lsp);
+    return lsp;
 }
 
 // SPLIT: the first half only, its results in *split (p_codes_and_o's comment)
 // SVM: the tile's largest V scale comes from the load warps (svm: their four warp maxima, written
 // with the slot), so P's scale is known before the exponentials, and at D <= 128 (EARLY) 1 / sp
-// goes into the exponent's FFMA, a power of two (dec_pow2_ceil): the exponentials give P / sp, the
+// goes into the exponent's FFMA, a power of two (dec_p_lscale_row): the exponentials give P / sp, the
 // row sum takes them times sp once a tile, and P's codes need no multiply a score (the ring past 32
 // rows). Without it V's scale max is taken here, once a key, and the codes are multiplied by 1 / sp.
 template <int D, int HALVES, bool MASK, bool FAULTS, bool PREG, bool SPLIT = false, bool SVM = false>
@@ -457,6 +468,19 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
                                                        int t, int prow0, dec_p_scales *split = nullptr,
                                                        const float *svm = nullptr)
 {
+    constexpr bool BOUND = dec_p_scale_bound<D>;
+    constexpr bool EARLY = BOUND && SVM;
+    bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
+    if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
+    // EARLY: the tile's part of P's scale (dec_p_lscale_tile), from the load warps' V-scale
+    // maxima, read first so that their load and log run beside the row max
+    float svmax = 0.0f;
+    dec_p_lscale_k lk = {0.0f, 0.0f};
+    if constexpr (EARLY) {
+        const float4 v4 = *(const float4 *)svm;
+        svmax = fmaxf(fmaxf(v4.x, v4.y), fmaxf(v4.z, v4.w));
+        lk = dec_p_lscale_tile(fast_log2(svmax), fold);
+    }
     // Step 2c: K's scales on the columns (two adjacent keys a load), the mask, the row max. The max
     // runs as four partial maxima a row, combined at the end: one running max was a chain of 32
     // dependent FMNMX between S and the first exponential
@@ -485,9 +509,8 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     float tmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) tmax[hi] = fmaxf(fmaxf(part[hi][0], part[hi][1]), fmaxf(part[hi][2], part[hi][3]));
-    constexpr bool BOUND = dec_p_scale_bound<D>;
-    constexpr bool EARLY = BOUND && SVM;
-    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f};
+    float alpha[2] = {1.0f, 1.0f}, base[2] = {0.0f, 0.0f}, emax[2] = {0.0f, 0.0f}, sp[2] = {1.0f, 1.0f}, lsp[2] = {0.0f, 0.0f};
+    bool same = true;
 #pragma unroll
     for (int hi = 0; hi < HALVES; hi++) {
         tmax[hi] = quad_max(tmax[hi]);
@@ -498,11 +521,11 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         m_i[hi] = mx;
         l_i[hi] *= alpha[hi];
         // the row's largest P of the tile, by the exponent's own FFMA on its largest score (the
-        // exponential is monotone): it bounds P' below without a pass over P' (see sp below)
-        if constexpr (BOUND) emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
+        // exponential is monotone): it bounds P' below without a pass over P' (see sp below).
+        // EARLY: its log is enough (a row with no key gives -inf or NaN, and the floor)
+        if constexpr (EARLY) lsp[hi] = p_lscale_of_bound(fmaf(tmax[hi], rowfac[hi], -base[hi]), lk, u_i[hi], alpha[hi], same, sp[hi]);
+        else if constexpr (BOUND) emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
     }
-    bool fold = true; // V's scale into P's columns (FG17's variant: left for O's rows)
-    if constexpr (FAULTS) fold = !(p.faults & DEC_FAULT_V_SCALE_ON_O_ROWS);
     // P's scale from a bound on the row's largest P', its largest P times the tile's largest V
     // scale, not from P' itself: no max over 64 scores and no quad reduction a row. The codes then
     // top out at 448 sv_j / svmax for the key j of the row's largest P, a factor of the V scales'
@@ -510,14 +533,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     // The row keeps the scale it has (u) while the new one lies within [u / DEC_P_SCALE_KEEP, u]:
     // its codes then top out at 448 / DEC_P_SCALE_KEEP or more, normal, and O needs no correction
     // where the row max stayed too, so a warp whose rows all keep both skips O's D / 2 FMULs
-    float svmax = 0.0f, pmax[2] = {0.0f, 0.0f}, sp[2] = {1.0f, 1.0f}, lsp[2] = {0.0f, 0.0f}, lt[2] = {0.0f, 0.0f};
-    bool same = true;
-    if constexpr (EARLY) {
-        const float4 v4 = *(const float4 *)svm;
-        svmax = fmaxf(fmaxf(v4.x, v4.y), fmaxf(v4.z, v4.w));
-#pragma unroll
-        for (int hi = 0; hi < HALVES; hi++) sp[hi] = p_scale_of_bound<true>(emax[hi], svmax, fold, u_i[hi], alpha[hi], same, lsp[hi]);
-    }
+    float pmax[2] = {0.0f, 0.0f}, lt[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
         int r, c;
@@ -550,7 +566,7 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
 #pragma unroll
         for (int hi = 0; hi < HALVES; hi++) {
             if constexpr (BOUND) {
-                sp[hi] = p_scale_of_bound<false>(emax[hi], svmax, fold, u_i[hi], alpha[hi], same, lsp[hi]);
+                sp[hi] = p_scale_of_bound(emax[hi], svmax, fold, u_i[hi], alpha[hi], same);
             } else {
                 sp[hi] = dec_p_scale(quad_max(pmax[hi]), svmax);
                 same = false;

@@ -105,38 +105,43 @@ Test(decode_core, p_scale_is_finite_and_never_zero)
     cr_expect(tiny >= 1.17549435e-38f && isfinite(1.0f / tiny), "sp = %g: a normal float, its reciprocal finite", tiny);
 }
 
-/* dec_pow2_ceil: the smallest power of two at or above x, its log2 exact, on every scale a P row can
- * get (dec_p_scale's range: the smallest normal float up), checked against frexp */
-Test(decode_core, p_scale_rounds_up_to_a_power_of_two_with_its_exact_log2)
+/* dec_p_lscale_*: P's scale for the ring past 32 rows in log2 units, from the logs of the row's
+ * largest P and of the tile's largest V scale, against dec_p_scale from the values: an integer in
+ * [-126, 127], its power at or above dec_p_scale's (P's codes <= 448) and at most twice it, or a
+ * hair more where the exact log lies within the bias (2^-12) below an integer */
+Test(decode_core, p_scale_in_log2_units_is_a_power_of_two_at_or_above_dec_p_scale)
 {
-    const float xs[] = {1.17549435e-38f, 3e-38f, 1e-20f, 0.001f, 0.25f, 0.3f, 1.0f, 1.0000001f, 1.5f, 448.0f, 1e20f};
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-        int lg = 999;
-        const float r = dec_pow2_ceil(xs[i], &lg);
-        int e;
-        const float m = frexpf(xs[i], &e); /* xs = m 2^e, m in [0.5, 1) */
-        const int want = m == 0.5f ? e - 1 : e;
-        cr_expect_eq(lg, want, "x = %g: log2 %d, want %d", xs[i], lg, want);
-        cr_expect(r >= xs[i] && r < 2.0f * xs[i], "x = %g: %g is not the next power of two", xs[i], r);
-        cr_expect_eq(r, ldexpf(1.0f, want), "x = %g: %g", xs[i], r);
-    }
-    /* P's scale that way: a power of two at or above dec_p_scale's, at most twice it, or a hair
-     * more (about 2^-21) where the quotient lies just below a power: the constant is rounded up */
     uint64_t st = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 40000; i++) {
         st = st * 6364136223846793005ull + 1442695040888963407ull;
-        const float pmax = ldexpf((float)(st >> 40) / 16777216.0f, (int)((st >> 8) % 80) - 60);
+        /* emax in (0, 1] mostly (the row's largest P under its running max), some above (a max
+         * that lags), some far below (the floor binds); V scales over 40 binades */
+        const float emax = ldexpf((float)(st >> 40) / 16777216.0f + 1e-7f, (int)((st >> 8) % 48) - 40);
         const float svmax = ldexpf(1.0f + (float)((st >> 20) & 1023) / 1024.0f, (int)((st >> 32) % 40) - 30);
-        int lg;
-        const float q = dec_p_scale_pow2(pmax, svmax, &lg), ref = dec_p_scale(pmax, svmax);
-        if (!(q >= ref && q <= 2.0f * ref * (1.0f + 1.0f / 1048576.0f) && q == ldexpf(1.0f, lg))) {
-            cr_assert_fail("pmax %g svmax %g: %g (2^%d) against dec_p_scale's %g", pmax, svmax, q, lg, ref);
+        const int fold = (int)((st >> 4) & 1);
+        /* the logs as the kernel has them: rounded to float (the FFMA's exponent, an LG2) */
+        const float lp = (float)log2((double)emax), lsv = (float)log2((double)svmax);
+        const float lsp = dec_p_lscale_row(lp, dec_p_lscale_tile(lsv, fold));
+        const float ref = dec_p_scale(fold ? emax * svmax : emax, svmax), q = dec_pow2_of(lsp);
+        if (!(lsp == floorf(lsp) && lsp >= -126.0f && lsp <= 127.0f && q == ldexpf(1.0f, (int)lsp) && q >= ref &&
+              q <= 2.0f * ref * (1.0f + 1.0f / 2048.0f))) {
+            cr_assert_fail("emax %g svmax %g fold %d: 2^%g = %g against dec_p_scale's %g", emax, svmax, fold, lsp, q, ref);
         }
     }
-    for (int k = -126; k <= 100; k += 7) { /* powers of two map to themselves */
-        int lg;
-        cr_expect_eq(dec_pow2_ceil(ldexpf(1.0f, k), &lg), ldexpf(1.0f, k));
-        cr_expect_eq(lg, k);
+    /* a row with no key in the tile: its lp is -inf, or NaN where Q's row factor is 0; both give
+     * the floor, 2^-20 svmax / 448 rounded up */
+    const float lsv = 3.0f; /* svmax 8 */
+    const float want = ldexpf(1.0f, (int)ceilf(log2f(8.0f * DEC_P_FLOOR / 448.0f)));
+    cr_expect_eq(dec_pow2_of(dec_p_lscale_row(-INFINITY, dec_p_lscale_tile(lsv, 1))), want);
+    cr_expect_eq(dec_pow2_of(dec_p_lscale_row(NAN, dec_p_lscale_tile(lsv, 1))), want);
+    cr_expect(dec_pow2_of(dec_p_lscale_row(NAN, dec_p_lscale_tile(lsv, 1))) >= dec_p_scale(0.0f, 8.0f));
+    /* V scales all zero (lsv = -inf): the smallest normal float, as dec_p_scale's */
+    cr_expect_eq(dec_p_lscale_row(-2.0f, dec_p_lscale_tile(-INFINITY, 1)), -126.0f);
+    cr_expect_eq(dec_pow2_of(-126.0f), dec_p_scale(0.0f, 0.0f));
+    /* the exponent bits both ways */
+    for (int k = -126; k <= 127; k++) {
+        cr_expect_eq(dec_pow2_of((float)k), ldexpf(1.0f, k));
+        cr_expect_eq(dec_log2_of_pow2(ldexpf(1.0f, k)), (float)k);
     }
 }
 
