@@ -19,7 +19,8 @@
 //      it while the ring runs ahead
 //   3. the groups never meet inside the loop: each waits for a slot's full barrier, and every
 //      consumer thread arrives on the slot's empty barrier after its P V (256 arrivals a phase;
-//      FG23's variant after S)
+//      FG23's variant after S); the next tile's S is issued right behind that P V, so a group
+//      waits once for the two MMAs
 //   4. P stays in registers: FP8 wgmma takes A from registers, and the load warps' transpose puts
 //      V's keys in the order a thread's S accumulator holds them (dec_pv_key_of_pos), so S's
 //      values pack straight into A's registers; no P tile, no proxy fence, no group barrier
@@ -39,8 +40,9 @@
 //   2d  the row's P scale (from its largest P and the load warps' largest V scale, a power of
 //       two), P / sp by the exponentials (1 / sp in their FFMA), V's scale into P, P's codes
 //       into A's registers; O rescaled
-//   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; wait; every
-//       consumer thread arrives on the slot's empty barrier
+//   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; then tile
+//       j + 1's slot waited for and its S issued (2b) behind it; wait for the P V; every consumer
+//       thread arrives on the slot's empty barrier; wait for the next S
 //   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
 #define FMHA_WD_FIRE_INLINE 1
@@ -57,7 +59,8 @@
 // completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
 // The same split serves the overlap (OV below): with 224 / 48 or 232 / 40 ptxas spilled more than
-// at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes, reloaded once a CTA)
+// at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes with the overlap, 36
+// without: stored in the prologue, reloaded once a CTA after the loop)
 enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
 // 384, a multiple of 8), not the whole register file; a split above it would block setmaxnreg.inc
@@ -270,28 +273,41 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         wgmma_fence_operand(o);
         mbar_arrive(prev.empty);
     } else {
+        // Tile j's S is issued right behind P_{j-1} V_{j-1}, so the tensor cores run the two back to
+        // back and the group waits once for both, not for each in turn with the loop, the slot's wait
+        // and S's issue between them; tile j - 1's slot is released as soon as its P V completed
+        // (wait_group 1: the groups complete in order), before S_j's wait. S's registers are free
+        // by then (P's codes are in pa, which stays live until that P V completed)
+        slot_in cur = wait_slot();
+        float s[DEC_BN / 2];
+        s_issue(s, cur.off); // Step 2b: S = Q K_j^T
+        wgmma_wait<0>();
+        if (early) mbar_arrive(cur.empty); // FG23: released before the softmax reads its scales and P V its V^T
         for (int j = t0; j < t1; j++) {
-            const slot_in in = wait_slot();
-            const ring_slot &sl = in.sl;
-
-            // Step 2b: S = Q K_j^T
-            float s[DEC_BN / 2];
-            s_issue(s, in.off);
-            wgmma_wait<0>();
-            if (early) mbar_arrive(in.empty); // FG23: released before the softmax reads its scales and P V its V^T
-
             // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
             // A's registers (zeros for rows past the packed rows), O rescaled (the m64 kernel's softmax)
             uint32_t pa[DEC_BN / 8];
-            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, sl, in.svm, pa, t, DEC_BM_SM90 * g, w0, M);
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, cur.sl, cur.svm, pa, t, DEC_BM_SM90 * g, w0, M);
 
-            // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot; then the
-            // slot is released (every consumer thread)
+            // Step 2e: O += P V_j, P from registers, V^T (keys in P's order) from the slot
             wgmma_fence(); // P's registers and O's rescale were written by ordinary instructions
-            issue_pv<D>(o, pa, dvt0, in.off, tvt, tv_mn);
-            wgmma_wait<0>();
-            if (!early) mbar_arrive(in.empty);
+            issue_pv<D>(o, pa, dvt0, cur.off, tvt, tv_mn);
             ring_advance(&rs);
+            if (j + 1 < t1) {
+                const slot_in nx = wait_slot();
+                s_issue(s, nx.off); // Step 2b of tile j + 1, behind the P V
+                wgmma_wait<1>();    // P V_j completed: its slot is released (every consumer thread)
+                wgmma_fence_operand(o);
+                keep_operand(pa);
+                if (!early) mbar_arrive(cur.empty);
+                wgmma_wait<0>();
+                wgmma_fence_operand(s);
+                if (early) mbar_arrive(nx.empty);
+                cur = nx;
+            } else {
+                wgmma_wait<0>();
+                if (!early) mbar_arrive(cur.empty);
+            }
         }
     }
 
