@@ -19,8 +19,8 @@
 //      it while the ring runs ahead
 //   3. the groups never meet inside the loop: each waits for a slot's full barrier, and every
 //      consumer thread arrives on the slot's empty barrier after its P V (256 arrivals a phase;
-//      FG23's variant after S); the next tile's S is issued right behind that P V, so a group
-//      waits once for the two MMAs
+//      FG23's variant after S); from three slots on the next tile's S is issued right behind
+//      that P V, so a group waits once for the two MMAs
 //   4. P stays in registers: FP8 wgmma takes A from registers, and the load warps' transpose puts
 //      V's keys in the order a thread's S accumulator holds them (dec_pv_key_of_pos), so S's
 //      values pack straight into A's registers; no P tile, no proxy fence, no group barrier
@@ -272,12 +272,14 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         wgmma_wait<0>();
         wgmma_fence_operand(o);
         mbar_arrive(prev.empty);
-    } else {
+    } else if constexpr (RING >= 3) {
         // Tile j's S is issued right behind P_{j-1} V_{j-1}, so the tensor cores run the two back to
         // back and the group waits once for both, not for each in turn with the loop, the slot's wait
         // and S's issue between them; tile j - 1's slot is released as soon as its P V completed
         // (wait_group 1: the groups complete in order), before S_j's wait. S's registers are free
-        // by then (P's codes are in pa, which stays live until that P V completed)
+        // by then (P's codes are in pa, which stays live until that P V completed). The group waits
+        // for slot j while it still holds slot j - 1, as the overlap does: three slots at least (the
+        // host model, tests/unit/test_role_sim.c, deadlocks at two)
         slot_in cur = wait_slot();
         float s[DEC_BN / 2];
         s_issue(s, cur.off); // Step 2b: S = Q K_j^T
@@ -308,6 +310,23 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
                 wgmma_wait<0>();
                 if (!early) mbar_arrive(cur.empty);
             }
+        }
+    } else {
+        // Two slots: the load role publishes tile j + 1 only after issuing tile j + 2 into the slot
+        // tile j holds, so the group releases that slot before it waits for the next one
+        for (int j = t0; j < t1; j++) {
+            const slot_in in = wait_slot();
+            float s[DEC_BN / 2];
+            s_issue(s, in.off); // Step 2b
+            wgmma_wait<0>();
+            if (early) mbar_arrive(in.empty); // FG23
+            uint32_t pa[DEC_BN / 8];          // Steps 2c-2d
+            m64_ring_softmax<D>(p, s, o, m_i, l_i, u_i, rloc, nvis, rowfac, j * DEC_BN, in.sl, in.svm, pa, t, DEC_BM_SM90 * g, w0, M);
+            wgmma_fence(); // Step 2e
+            issue_pv<D>(o, pa, dvt0, in.off, tvt, tv_mn);
+            wgmma_wait<0>();
+            if (!early) mbar_arrive(in.empty);
+            ring_advance(&rs);
         }
     }
 
