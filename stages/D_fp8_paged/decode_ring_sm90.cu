@@ -284,6 +284,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         float s[DEC_BN / 2];
         s_issue(s, cur.off); // Step 2b: S = Q K_j^T
         wgmma_wait<0>();
+        wgmma_fence_operand(s);
         if (early) mbar_arrive(cur.empty); // FG23: released before the softmax reads its scales and P V its V^T
         for (int j = t0; j < t1; j++) {
             // Step 2c: the slot's scales, the mask, the row max; Step 2d: P, its scale, its codes into
@@ -308,6 +309,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
                 cur = nx;
             } else {
                 wgmma_wait<0>();
+                wgmma_fence_operand(o);
                 if (!early) mbar_arrive(cur.empty);
             }
         }
