@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "device/launch.cuh"
 #include "decode.h"
 #include "host/tmap_encode.h"
@@ -152,7 +154,13 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
 {
     constexpr int CH = D / 16, TPT = DEC_BN / NT; // chunks per row, tokens a thread looks up
     static_assert(NT % 32 == 0 && DEC_BN % NT == 0, "whole warps, whole tiles");
+    static_assert(32 % CH == 0, "a warp's 32 lanes cover whole rows");
     const int lane = t % 32, w = t / 32;
+    // Copy k of a lane is chunk c = lane + 32 k of its warp's rows: token c / CH, chunk c % CH.
+    // With CH dividing 32 that is token lane / CH + k (32 / CH), chunk lane % CH: the chunk never
+    // changes and the token moves by a constant, so neither is divided again in the loop (written
+    // per copy in signed ints they cost about 20 of the loop's 49 instructions)
+    const unsigned ch = (unsigned)lane % CH, nw0 = (unsigned)lane / CH;
     int64_t my_row[TPT];
 #pragma unroll
     for (int g = 0; g < TPT; g++) { // every table lookup of the tile first: their loads overlap
@@ -165,16 +173,25 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
         const int64_t row = my_row[g];
         cp_async_4(sm_sk + t + NT * g, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
         cp_async_4(sm_sv + t + NT * g, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+        // the row's byte offset and copy size, once by the lane that looked the token up
+        const int64_t base = (row < 0 ? 0 : row) * D;
+        const int bytes = row < 0 ? 0 : 16;
+        const auto copy_rows = [&](auto v_mn) { // the FG20 variant's V placement as a constant
 #pragma unroll 1
-        for (int k = 0; k < CH; k++) {
-            const int c = lane + 32 * k, nw = c / CH, ch = c % CH, n = 32 * w + nw + NT * g;
-            const int64_t r = __shfl_sync(0xFFFFFFFFu, row, nw);
-            const int64_t src = (r < 0 ? 0 : r) * D + 16 * ch;
-            const int bytes = r < 0 ? 0 : 16;
-            cp_async_16(smem_k + smem_tile_offset(&tk, n, 16 * ch), p.k + src, bytes);
-            cp_async_16(smem_vs + (v_as_stored ? smem_tile_offset(&tv_mn, 16 * ch, n) : smem_tile_offset(&tk, n, 16 * ch)),
-                        p.v + src, bytes);
-        }
+            for (int k = 0; k < CH; k++) {
+                const unsigned nw = nw0 + (32u / CH) * (unsigned)k;
+                const int n = 32 * w + (int)nw + NT * g;
+                const int64_t src = __shfl_sync(0xFFFFFFFFu, base, (int)nw) + 16 * (int)ch;
+                const int by = __shfl_sync(0xFFFFFFFFu, bytes, (int)nw);
+                // K-major SW128 rows of one atom up to D 128: the offset is a shift and an XOR
+                // (smem_sw128_row_offset, equal to the tile's: tests/unit/test_canonical.c)
+                const uint32_t off = D <= 128 ? smem_sw128_row_offset(n, 16 * (int)ch) : smem_tile_offset(&tk, n, 16 * (int)ch);
+                cp_async_16(smem_k + off, p.k + src, by);
+                cp_async_16(smem_vs + (decltype(v_mn)::value ? smem_tile_offset(&tv_mn, 16 * (int)ch, n) : off), p.v + src, by);
+            }
+        };
+        if (v_as_stored) copy_rows(std::true_type{});
+        else copy_rows(std::false_type{});
     }
 }
 

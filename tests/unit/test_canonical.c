@@ -104,13 +104,16 @@ Test(canonical, descriptor_addressing_equals_the_fill)
 
 Test(canonical, sw128_row_offset_equals_the_tile_offset)
 {
-    /* The written-out address stage D's V transpose stores through (one-atom-wide K-major SW128,
-     * 1-byte elements) against the general fill, on every row count a Vt tile can have. */
+    /* The written-out address stage D's V transpose stores through and its cp.async gather writes
+     * K and V through (one-atom-wide K-major SW128, 1-byte elements: Vt, and K / Vs at D = 64 and
+     * 128) against the general fill, on every row count a Vt tile can have and both row widths. */
     const int rows[] = {8, 16, 64, 128, 192, 256};
-    for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        smem_tile t = smem_tile_make(MAJOR_K, SWZ_128B, 1, rows[i], 128);
-        for (int r = 0; r < rows[i]; r++)
-            for (int c = 0; c < 128; c++)
-                cr_assert_eq(smem_sw128_row_offset(r, c), smem_tile_offset(&t, r, c), "rows %d (%d, %d)", rows[i], r, c);
-    }
+    for (int width = 64; width <= 128; width += 64)
+        for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            smem_tile t = smem_tile_make(MAJOR_K, SWZ_128B, 1, rows[i], width);
+            for (int r = 0; r < rows[i]; r++)
+                for (int c = 0; c < width; c++)
+                    cr_assert_eq(smem_sw128_row_offset(r, c), smem_tile_offset(&t, r, c), "rows %d width %d (%d, %d)", rows[i],
+                                 width, r, c);
+        }
 }
