@@ -170,12 +170,14 @@ static __device__ __forceinline__ void gather_tile(const dec_params &p, const in
     const bool v_as_stored = p.faults & DEC_FAULT_V_NOT_TRANSPOSED;
 #pragma unroll
     for (int g = 0; g < TPT; g++) {
-        const int64_t row = my_row[g];
-        cp_async_4(sm_sk + t + NT * g, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
-        cp_async_4(sm_sv + t + NT * g, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+        // past `end` (row -1): row 0's address, nothing read (src size 0, zero-filled)
+        const int64_t row = my_row[g] < 0 ? 0 : my_row[g];
+        const bool in = my_row[g] >= 0;
+        cp_async_4(sm_sk + t + NT * g, p.k_scale + row, in ? 4 : 0);
+        cp_async_4(sm_sv + t + NT * g, p.v_scale + row, in ? 4 : 0);
         // the row's byte offset and copy size, once by the lane that looked the token up
-        const int64_t base = (row < 0 ? 0 : row) * D;
-        const int bytes = row < 0 ? 0 : 16;
+        const int64_t base = row * D;
+        const int bytes = in ? 16 : 0;
         const auto copy_rows = [&](auto v_mn) { // the FG20 variant's V placement as a constant
 #pragma unroll 1
             for (int k = 0; k < CH; k++) {
@@ -537,19 +539,20 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
         m_i[hi] = mx;
         l_i[hi] *= alpha[hi];
-        // the row's largest P of the tile, by the exponent's own FFMA on its largest score (the
-        // exponential is monotone): it bounds P' below without a pass over P' (see sp below).
-        // EARLY: its log is enough (a row with no key gives -inf or NaN, and the floor)
-        if constexpr (EARLY) lsp[hi] = p_lscale_of_bound(fmaf(tmax[hi], rowfac[hi], -base[hi]), lk, u_i[hi], alpha[hi], same, sp[hi]);
-        else if constexpr (BOUND) emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(fmaf(tmax[hi], rowfac[hi], -base[hi]));
+        // P's scale from a bound on the row's largest P', its largest P times the tile's largest V
+        // scale, not from P' itself: no max over 64 scores and no quad reduction a row. The codes
+        // then top out at 448 sv_j / svmax for the key j of the row's largest P, a factor of the V
+        // scales' spread below the exact max, still in e4m3's normal range with its 3 bits
+        // (notes/fp8-scales.md). The row keeps the scale it has (u) while the new one lies within
+        // [u / DEC_P_SCALE_KEEP, u]: its codes then top out at 448 / DEC_P_SCALE_KEEP or more,
+        // normal, and O needs no correction where the row max stayed too, so a warp whose rows all
+        // keep both skips O's D / 2 FMULs. The row's largest P comes from the exponent's own FFMA
+        // on its largest score (the exponential is monotone); EARLY needs only its log (lp; a row
+        // with no key gives -inf or NaN, and the floor)
+        const float lp = fmaf(tmax[hi], rowfac[hi], -base[hi]);
+        if constexpr (EARLY) lsp[hi] = p_lscale_of_bound(lp, lk, u_i[hi], alpha[hi], same, sp[hi]);
+        else if constexpr (BOUND) emax[hi] = tmax[hi] == -INFINITY ? 0.0f : fast_exp2(lp);
     }
-    // P's scale from a bound on the row's largest P', its largest P times the tile's largest V
-    // scale, not from P' itself: no max over 64 scores and no quad reduction a row. The codes then
-    // top out at 448 sv_j / svmax for the key j of the row's largest P, a factor of the V scales'
-    // spread below the exact max, still in e4m3's normal range with its 3 bits (notes/fp8-scales.md)
-    // The row keeps the scale it has (u) while the new one lies within [u / DEC_P_SCALE_KEEP, u]:
-    // its codes then top out at 448 / DEC_P_SCALE_KEEP or more, normal, and O needs no correction
-    // where the row max stayed too, so a warp whose rows all keep both skips O's D / 2 FMULs
     float pmax[2] = {0.0f, 0.0f}, lt[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int i = 0; i < DEC_BN / 2; i += 2) {
