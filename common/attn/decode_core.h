@@ -66,8 +66,9 @@ typedef struct {
     int overlap;                     /* sm90's ring past 32 rows: P_{j-1} V_{j-1} under tile j's softmax (0/1) */
     int prefetch;                    /* sm90's unpipelined kernels: KV tiles prefetched into L2 ahead of the
                                       * gather (0..DEC_MAX_PREFETCH); 0 = none */
-    int kv_tma;                      /* sm90's unpipelined kernels: K and V gathered by TMA, one box a page
-                                      * (dec_kv_tma_box); 0 = cp.async, 16 bytes a copy */
+    int kv_tma;                      /* sm90's unpipelined kernels and (1) its ring past 32 rows: K and V
+                                      * gathered by TMA, one box a page (dec_kv_tma_box); 0 = cp.async, 16
+                                      * bytes a copy */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */

@@ -66,11 +66,13 @@ FMHA_HD smem_layout dec_smem_layout_make_k(int bm, int d, int k_next)
  * tile's scales sk [Bc], sv [Bc] and Vt [D x Bc] (V transposed by the load role) back to back
  * (every part a multiple of 1024 bytes, so each K, Vs and Vt stays 1024-aligned), one tile of R
  * slots in place of K and Vs (the CTA's own Vt tile is then empty); then, after the DEC_NUM_BARS
- * barriers above, 2R more: full[s] and empty[s].
+ * barriers above, 3R more: full[s], empty[s] and landed[s].
  *   sm90:  full[s] one arrival a load thread (DEC_SM90_LOAD_WARPS warps after the consumer
  *          warpgroup), once the tile's copies landed, its V is transposed and both are fenced
  *          for the MMAs; empty[s] one arrival a consumer thread, once its P V that read the
- *          slot's Vt has completed (kv_full and kv_empty unused)
+ *          slot's Vt has completed (kv_full and kv_empty unused); landed[s] (the TMA gather of
+ *          the ring past 32 rows, --kv-tma 1) one arrival, the load warp's expect_tx, and the
+ *          bytes of the slot's K and V boxes, for the load warps' own wait before V's transpose
  *   sm100 and emu: full[s] as kv_full (the load warp's 32 lanes), empty[s] as kv_empty (one
  *          tcgen05.commit after the P V that read the slot) */
 #ifndef DEC_SM90_LOAD_WARPS
@@ -92,6 +94,7 @@ FMHA_HD dec_ring_slot_offsets dec_ring_slot_at(int d, int slot)
 }
 FMHA_HD uint32_t dec_ring_full_bar(int slot) { return (uint32_t)(DEC_NUM_BARS + slot); }
 FMHA_HD uint32_t dec_ring_empty_bar(int ring, int slot) { return (uint32_t)(DEC_NUM_BARS + ring + slot); }
+FMHA_HD uint32_t dec_ring_land_bar(int ring, int slot) { return (uint32_t)(DEC_NUM_BARS + 2 * ring + slot); }
 /* (the empty count is the swapped kernel's one consumer warpgroup; decode_ring_sm90.cu's two groups
  * count 2 x DEC_SM90_THREADS) */
 enum { DEC_SM90_LOAD_THREADS = 32 * DEC_SM90_LOAD_WARPS, DEC_RING_FULL_COUNT = DEC_SM90_LOAD_THREADS,
@@ -106,7 +109,7 @@ FMHA_HD smem_layout dec_smem_layout_make_ring(int bm, int d, int ring, int preg)
     if (ring <= 0) return dec_smem_layout_make_k(bm, d, 0);
     const uint32_t tiles[DEC_SMEM_TILES] = {0u, dec_q_tile(bm, d).bytes, (uint32_t)ring * dec_ring_slot_bytes(d),
                                             0u, preg ? 0u : dec_p_tile(bm).bytes, 4u * (uint32_t)DEC_SCALE_FLOATS(bm), 0u};
-    return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 2 * ring);
+    return smem_layout_make(tiles, DEC_SMEM_TILES, DEC_NUM_BARS + 3 * ring);
 }
 /* The CTA's SMEM for an sm90 kernel: the ring's, or the unpipelined layout with K_NEXT where it is used. */
 FMHA_HD smem_layout dec_smem_layout_of(int bm, int d, int ring, int kv_tma)

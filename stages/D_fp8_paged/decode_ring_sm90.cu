@@ -134,12 +134,14 @@ static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_
 // released once it completed, a tile later than without the overlap (hence RING >= 3: at two slots
 // the load role, which publishes a tile only after issuing the next, would wait for a slot the
 // consumers release only after that publication)
-template <int D, int RING, bool OV>
+// KT (--kv-tma 1): the load warps gather by TMA, a box a page (load_role_tma), not by cp.async
+template <int D, int RING, bool OV, bool KT = false>
 static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS, 1)
     decode_kernel_m64_ring(const __grid_constant__ dec_sm90_args a)
 {
     static_assert(RING >= 2, "a ring of at least two slots");
     static_assert(!OV || RING >= 3, "the overlap holds a slot a tile longer: three slots at least");
+    static_assert(!(OV && KT), "the overlap's kernels keep the cp.async gather (stage_d.c refuses the pair)");
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
     extern __shared__ uint8_t smem_raw[];
@@ -176,6 +178,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         for (int sl = 0; sl < RING; sl++) {
             mbar_init(bars + 8u * dec_ring_full_bar(sl), DEC_RING_FULL_COUNT);
             mbar_init(bars + 8u * dec_ring_empty_bar(RING, sl), DEC_M64_RING_CONS);
+            if constexpr (KT) mbar_init(bars + 8u * dec_ring_land_bar(RING, sl), 1); // the load warp's expect_tx
         }
         mbar_fence_init();
     }
@@ -184,7 +187,8 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
         wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
-        load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn, sm_svm);
+        if constexpr (KT) load_role_tma<D, RING, DEC_M64_RING_CONS, true>(a, table, hk, t0, t1, end, ring_base, bars, tk, sm_svm);
+        else load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn, sm_svm);
         return;
     }
     wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
@@ -342,17 +346,17 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
 
 // The instantiations decode_sm90.cu's dispatch takes (D 64 and 128, 2..4 slots; D = 256's two slots
 // and Q exceed the SMEM, and stage_d.c refuses them); nullptr elsewhere. Without a P tile (P's codes
-// in registers) D = 128 holds four slots: 4 x 49 KB, Q 16 KB.
-dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap)
+// in registers) D = 128 holds four slots: 4 x 49 KB, Q 16 KB. kv_tma 1: the TMA gather (no overlap).
+template <bool OV, bool KT> static dec_sm90_kernel m64_ring_of(int d, int ring)
 {
-    if (overlap) {
-        if (d == 64) return ring == 3 ? decode_kernel_m64_ring<64, 3, true> : ring == 4 ? decode_kernel_m64_ring<64, 4, true> : nullptr;
-        if (d == 128) return ring == 3 ? decode_kernel_m64_ring<128, 3, true> : ring == 4 ? decode_kernel_m64_ring<128, 4, true> : nullptr;
-        return nullptr;
-    }
-    if (d == 64) return ring == 2 ? decode_kernel_m64_ring<64, 2, false> : ring == 3 ? decode_kernel_m64_ring<64, 3, false>
-                       : ring == 4 ? decode_kernel_m64_ring<64, 4, false> : nullptr;
-    if (d == 128) return ring == 2 ? decode_kernel_m64_ring<128, 2, false> : ring == 3 ? decode_kernel_m64_ring<128, 3, false>
-                        : ring == 4 ? decode_kernel_m64_ring<128, 4, false> : nullptr;
+    if constexpr (!OV) // the overlap needs three slots
+        if (ring == 2) return d == 64 ? decode_kernel_m64_ring<64, 2, OV, KT> : d == 128 ? decode_kernel_m64_ring<128, 2, OV, KT> : nullptr;
+    if (ring == 3) return d == 64 ? decode_kernel_m64_ring<64, 3, OV, KT> : d == 128 ? decode_kernel_m64_ring<128, 3, OV, KT> : nullptr;
+    if (ring == 4) return d == 64 ? decode_kernel_m64_ring<64, 4, OV, KT> : d == 128 ? decode_kernel_m64_ring<128, 4, OV, KT> : nullptr;
     return nullptr;
+}
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap, int kv_tma)
+{
+    if (overlap) return kv_tma ? nullptr : m64_ring_of<true, false>(d, ring);
+    return kv_tma ? m64_ring_of<false, true>(d, ring) : m64_ring_of<false, false>(d, ring);
 }

@@ -269,7 +269,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         consumers_sync<RING>();
         // AHEAD: every thread's S MMAs are waited for and V_j was transposed before them: K and Vs
         // are free, tile j+1's boxes go out
-        if (more && t < 32) tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar);
+        if (more && t < 32) tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar, threadIdx.x);
         float alpha[RPT], base[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
@@ -308,7 +308,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         }
         consumers_sync<RING>();
         if (more) { // AHEAD: the tile's scales are read: tile j+1's (and the L2 prefetch ahead of it, --prefetch)
-            scales_issue(p, next_row, sk, sv);
+            scales_issue(p, next_row, sk, sv, threadIdx.x);
             int pf_lo, pf_hi;
             dec_prefetch_range(&p, j + 1, t0, t1, &pf_lo, &pf_hi);
             for (int q = pf_lo; q <= pf_hi; q++) prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, t);
@@ -526,8 +526,8 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
             }
             kv_tile_land<D, true, NTH>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, kv_bar, (uint32_t)(j - t0) & 1u);
             if (more) {
-                if (threadIdx.x < 32) tma_issue_boxes<D>(a, next_box, hk, odd ? smem_k : smem_kn, smem_vs, tk, kv_bar);
-                scales_issue(p, next_row, odd ? sk : skn, odd ? sv : svn);
+                if (threadIdx.x < 32) tma_issue_boxes<D>(a, next_box, hk, odd ? smem_k : smem_kn, smem_vs, tk, kv_bar, threadIdx.x);
+                scales_issue(p, next_row, odd ? sk : skn, odd ? sv : svn, threadIdx.x);
                 int pf_lo, pf_hi;
                 dec_prefetch_range(&p, j + 1, t0, t1, &pf_lo, &pf_hi);
                 for (int q = pf_lo; q <= pf_hi; q++) prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, t);
@@ -592,8 +592,9 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // N = 64 would hold 16 rows of state a thread and spill, and every m-tile re-reads K and V). The
 // ring picks the pipelined instantiation (the swapped kernel's up to 32 rows, past them the two
 // 64-row groups' decode_kernel_m64_ring: stage_d.c makes the ring take 128 rows a CTA there), kt
-// the TMA gather's (stage_d.c allows it without the ring only; 2, the next tile's boxes during
-// this one: the swapped kernel's single buffer after S, the m64 kernels' second K buffer).
+// the TMA gather's (stage_d.c allows it without the ring, and with the ring past 32 rows at 1: its
+// load warps issue the boxes; 2, the next tile's boxes during this one: the swapped kernel's single
+// buffer after S, the m64 kernels' second K buffer).
 // tl (--timeline): the stamping twins of the default gathers only, the swapped and the one-group
 // m64 kernels with the next tile's boxes ahead (kt 2); stage_d.c refuses the others.
 template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0)
@@ -604,7 +605,7 @@ template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool
         else return nullptr;
     }
     if constexpr (NR == 2 * DEC_BM_SM90) { // --m64-groups 2: two warpgroups of 64 rows on one K/V tile
-        if (ring) return dec_m64_ring_kernel(D, ring, ov); // past 32 rows: the two groups on a ring (decode_ring_sm90.cu)
+        if (ring) return dec_m64_ring_kernel(D, ring, ov, kt); // past 32 rows: the two groups on a ring (decode_ring_sm90.cu)
         return kt == 2 ? decode_kernel_m64<D, 2, 2> : kt ? decode_kernel_m64<D, 1, 2> : decode_kernel_m64<D, 0, 2>;
     } else if constexpr (NR == DEC_BM_SM90) {
         (void)ring;

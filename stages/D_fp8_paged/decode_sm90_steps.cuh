@@ -31,7 +31,7 @@ struct dec_sm90_args {
 typedef void (*dec_sm90_kernel)(dec_sm90_args);
 // decode_ring_sm90.cu: the pipelined kernel past 32 packed rows at head dim d with `ring` slots
 // (nullptr where there is none)
-dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap);
+dec_sm90_kernel dec_m64_ring_kernel(int d, int ring, int overlap, int kv_tma);
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900)
 #include "device/bf16_pack.cuh"
@@ -226,17 +226,18 @@ static __device__ __forceinline__ void prefetch_tile(const dec_params &p, const 
 
 // The TMA gather's three parts, which --kv-tma 2 spreads over the tile before:
 // warp 0's lane q looks up box q (tma_box_of), the lanes issue the boxes (tma_issue_boxes), every
-// thread copies its token's scales (scale_row_of, scales_issue).
-static __device__ __forceinline__ int64_t tma_box_of(const dec_params &p, const int32_t *table, int kv0, int end)
+// thread copies its token's scales (scale_row_of, scales_issue). t: the gathering thread's index,
+// threadIdx.x in the unpipelined kernels, the load warps' own (0..127) in the ring past 32 rows.
+static __device__ __forceinline__ int64_t tma_box_of(const dec_params &p, const int32_t *table, int kv0, int end, unsigned t)
 {
-    return (int)threadIdx.x < DEC_BN / dec_kv_tma_box_rows(p.page) ? dec_kv_tma_box(&p, table, kv0, threadIdx.x, end) : -1;
+    return (int)t < DEC_BN / dec_kv_tma_box_rows(p.page) ? dec_kv_tma_box(&p, table, kv0, t, end) : -1;
 }
 template <int D>
 static __device__ __forceinline__ void tma_issue_boxes(const dec_sm90_args &a, int64_t tok, int hk, uint8_t *smem_k,
-                                                       uint8_t *smem_vs, const smem_tile &tk, uint32_t bar)
+                                                       uint8_t *smem_vs, const smem_tile &tk, uint32_t bar, unsigned lane)
 {
     constexpr int KB = D > 128 ? D / 128 : 1, BOXW = D > 128 ? 128 : D; // K blocks; bytes a box row reads
-    const int t = threadIdx.x, rows = dec_kv_tma_box_rows(a.p.page);
+    const int t = lane, rows = dec_kv_tma_box_rows(a.p.page);
     const int n = __popc(__ballot_sync(0xFFFFFFFFu, tok >= 0)); // boxes before `end`: lanes 0..n-1
     if (t == 0) mbar_arrive_expect_tx(bar, (uint32_t)(2 * n * KB * rows * BOXW));
     __syncwarp();
@@ -249,15 +250,16 @@ static __device__ __forceinline__ void tma_issue_boxes(const dec_sm90_args &a, i
         }
     }
 }
-static __device__ __forceinline__ int64_t scale_row_of(const dec_params &p, const int32_t *table, int kv0, int end, int hk)
+static __device__ __forceinline__ int64_t scale_row_of(const dec_params &p, const int32_t *table, int kv0, int end, int hk,
+                                                      unsigned t)
 {
-    const int my_tok = kv0 + (int)threadIdx.x; // the token whose scales this thread copies
+    const int my_tok = kv0 + (int)t; // the token whose scales this thread copies
     return my_tok < end ? dec_token_row(&p, table, my_tok, hk) : -1;
 }
-static __device__ __forceinline__ void scales_issue(const dec_params &p, int64_t row, float *sm_sk, float *sm_sv)
+static __device__ __forceinline__ void scales_issue(const dec_params &p, int64_t row, float *sm_sk, float *sm_sv, unsigned t)
 {
-    cp_async_4(sm_sk + threadIdx.x, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
-    cp_async_4(sm_sv + threadIdx.x, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sk + t, p.k_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
+    cp_async_4(sm_sv + t, p.v_scale + (row < 0 ? 0 : row), row < 0 ? 0 : 4);
 }
 
 // --kv-tma 2's lookups, a tile further ahead than its copies: at tile j the raw block-table
@@ -300,8 +302,9 @@ static __device__ __forceinline__ void tma_gather_tile(const dec_sm90_args &a, c
 {
     static_assert(DEC_SM90_THREADS == DEC_BN, "one thread a token for the scales");
     static_assert(DEC_BN / 8 <= 32, "a warp's lanes hold every box of a tile (pages of 8 tokens or more)");
-    if (threadIdx.x < 32) tma_issue_boxes<D>(a, tma_box_of(a.p, table, kv0, end), hk, smem_k, smem_vs, tk, bar);
-    scales_issue(a.p, scale_row_of(a.p, table, kv0, end, hk), sm_sk, sm_sv);
+    if (threadIdx.x < 32)
+        tma_issue_boxes<D>(a, tma_box_of(a.p, table, kv0, end, threadIdx.x), hk, smem_k, smem_vs, tk, bar, threadIdx.x);
+    scales_issue(a.p, scale_row_of(a.p, table, kv0, end, hk, threadIdx.x), sm_sk, sm_sv, threadIdx.x);
 }
 
 // Step 2a': Vs [128 kv x D] -> Vt [D x 128 kv]: warp w takes the 16-byte d-chunks w, w+4, ...,
@@ -809,9 +812,11 @@ template <int D> static __device__ __forceinline__ ring_slot ring_slot_at(uint8_
 enum { DEC_LOAD_BAR = 2 }; // the load warps' named barrier (1 is the consumers')
 // svm (the 64-row ring's): the tile's largest V scale, one a load warp (warp w over keys 32w..32w+31;
 // zeros past the sequence), for the consumers' P scale before their exponentials (softmax_tile_as's SVM)
+// valid: the tile's tokens before the sequence's end, where the TMA gather (whole pages) left rows
+// past it as the page held them: V's become zeros in the transpose (the cp.async gather zero-fills)
 template <int D, bool PERM = false>
 static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t full, const smem_tile &tk, int lt,
-                                               float *svm = nullptr)
+                                               float *svm = nullptr, int valid = DEC_BN)
 {
     static_assert(DEC_SM90_LOAD_THREADS == 128 && DEC_BN == DEC_SM90_LOAD_THREADS, "the transpose takes a warpgroup, a key a thread");
     named_bar_sync<DEC_LOAD_BAR>(DEC_SM90_LOAD_THREADS);
@@ -819,7 +824,8 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
         const float m = warp_max_over_keys(quad_max(sl.sv[lt])); // over the warp's 32 keys
         if ((lt & 31) == 0) svm[lt / 32] = m;
     }
-    transpose_v<D, false, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt);
+    if (valid < DEC_BN) transpose_v<D, true, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt, valid);
+    else transpose_v<D, false, DEC_SM90_THREADS / 32, PERM>(sl.vs, sl.vt, tk, (unsigned)lt);
     fence_proxy_async();
     mbar_arrive(full);
 }
@@ -858,6 +864,52 @@ static __device__ __forceinline__ void load_role(const dec_params &p, const int3
     cp_async_wait_all();
     publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
                      svm ? svm + 4 * pending : nullptr);
+}
+
+// The load role with the TMA gather (--kv-tma 1, the ring past 32 rows): per tile, the first load
+// warp's lane q looks up box q (a page of the tile, tma_box_of) and issues it onto the slot's landed
+// barrier, lane 0 having announced the boxes' bytes (FG15); every load thread copies its token's two
+// scales by cp.async. Then, as load_role does, the tile before is published: its scales waited for
+// (the thread's own cp.async group), its boxes (the landed barrier, every load thread), V transposed
+// with the rows past the sequence's end zeroed (a box lands its whole page). K's rows there keep what
+// the page or the slot held: they only meet masked scores. The boxes need a page of whole tiles or a
+// tile of whole pages of 8 tokens or more (dec_kv_tma_fits, stage_d.c). The gather of a tile is then
+// about 40 instructions a load warp instead of the cp.async loop's 8 x 25.
+template <int D, int RING, int NCONS, bool PERM>
+static __device__ __forceinline__ void load_role_tma(const dec_sm90_args &a, const int32_t *table, int hk, int t0, int t1,
+                                                     int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
+                                                     float *svm)
+{
+    static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
+    const dec_params &p = a.p;
+    const unsigned lt = threadIdx.x - NCONS; // 0 .. DEC_SM90_LOAD_THREADS - 1
+    ring_state s = ring_make(RING);
+    int pending = -1, pending_kv0 = 0; // the slot whose copies are in flight and not yet published
+    unsigned pending_parity = 0;
+    const auto publish_pending = [&]() {
+        mbar_wait(bars + 8u * dec_ring_land_bar(RING, pending), pending_parity, p.wd, DEC_SITE_KV_TMA);
+        publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt, svm + 4 * pending,
+                         min(end - pending_kv0, (int)DEC_BN));
+    };
+    for (int j = t0; j < t1; j++) {
+        mbar_wait_budget_sleep(bars + 8u * dec_ring_empty_bar(RING, s.slot), ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY,
+                               FMHA_MBAR_WAIT_PROBES);
+        const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
+        const int kv0 = j * DEC_BN;
+        if (lt < 32)
+            tma_issue_boxes<D>(a, tma_box_of(p, table, kv0, end, lt), hk, sl.k, sl.vs, tk, bars + 8u * dec_ring_land_bar(RING, s.slot),
+                               lt);
+        scales_issue(p, scale_row_of(p, table, kv0, end, hk, lt), sl.sk, sl.sv, lt);
+        cp_async_commit();
+        if (pending >= 0) {
+            cp_async_wait_group<1>();
+            publish_pending();
+        }
+        pending = s.slot, pending_kv0 = kv0, pending_parity = ring_full_parity(&s);
+        ring_advance(&s);
+    }
+    cp_async_wait_all();
+    publish_pending();
 }
 
 #endif

@@ -156,9 +156,16 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "next tile's boxes issued during this one)", o->kv_tma);
         return 2;
     }
-    if (o->kv_tma >= 1 && (o->backend != BACKEND_SM90 || o->ring)) {
-        snprintf(err, len, "--kv-tma=%d: the TMA gather is sm90's unpipelined kernels' (--backend sm90, no --ring): there "
-                 "one thread issues a tile's page boxes and the CTA waits for them on one mbarrier", o->kv_tma);
+    if (o->kv_tma >= 1 && o->backend != BACKEND_SM90) {
+        snprintf(err, len, "--kv-tma=%d: the TMA gather is sm90's (--backend sm90): there one thread issues a tile's "
+                 "page boxes and the CTA waits for them on one mbarrier", o->kv_tma);
+        return 2;
+    }
+    /* with the ring: the 64-row groups' load warps issue a slot's boxes (load_role_tma) */
+    if (o->kv_tma >= 1 && o->ring && (bm_of(o) != 2 * DEC_BM_SM90 || o->kv_tma != 1 || o->overlap > 0)) {
+        snprintf(err, len, "--kv-tma=%d --ring %d: on the ring the TMA gather is the load warps' of the ring past 32 "
+                 "packed rows (%d here), at 1 (they already run tiles ahead: 2 has no meaning there), without "
+                 "--overlap (its kernels keep the cp.async gather)", o->kv_tma, o->ring, bm_of(o));
         return 2;
     }
     if (o->kv_tma >= 1 && !dec_kv_tma_fits(o->page)) {
@@ -232,6 +239,9 @@ static int run(const fmha_opts *o_in, stage_result *r)
         snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s%s", p->kv_tma == 2 ? "TMA, a box a page, the next tile's during this one"
                                                                   : p->kv_tma ? "TMA, a box a page" : "cp.async",
                  o->kv_tma < 0 ? " (auto)" : "");
+    else if (o->backend == BACKEND_SM90) /* the ring's load warps */
+        snprintf(r->detail + n2, sizeof r->detail - n2, "; gather: %s", p->kv_tma ? "TMA by the load warps, a box a page"
+                                                                                : "cp.async by the load warps");
     const size_t n3 = strlen(r->detail);
     if (o->ring && !o_in->ring) /* --ring auto picked the pipelined decode */
         snprintf(r->detail + n3, sizeof r->detail - n3, "; ring %d (auto: %d tiles a split, >= %d)", o->ring, auto_tiles,

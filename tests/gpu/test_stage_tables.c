@@ -11,7 +11,8 @@
  *      GQA 8 and MQA 128, D {64, 128, 256}, split-KV off and on, shuffled block tables; then the
  *      pipelined decode (--ring 2..4, the swapped kernel's and past 32 rows the two-group one),
  *      the L2 prefetch (--prefetch 1..4), the TMA gather (--kv-tma 1, and 2 with the next tile's
- *      boxes ahead: sm90's default, so the table runs it too), the cp.async gather (--kv-tma 0)
+ *      boxes ahead: sm90's default, so the table runs it too; 1 on the ring past 32 rows), the
+ *      cp.async gather (--kv-tma 0)
  *      and two warpgroups on one K/V tile (--m64-groups 2), sm90 only, so their rows are listed
  *      here, not in the table the sm100 run shares
  *   E  stage C's table, with TMA copies
@@ -114,6 +115,27 @@ Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
 {
     SKIP_WITHOUT_GPU(9);
     SM90_ROWS(ring_m64_rows, 2, "--ring past 32 rows");
+}
+
+/* The ring past 32 rows with the TMA gather (--kv-tma 1: the load warps issue a box a page onto the
+ * slot's landed barrier, V's rows past the sequence's end zeroed in the transpose): the rows above
+ * with pages 16..256, lengths at and around page and tile boundaries (a box past the end is not
+ * issued; one that straddles it lands the page's tail), ring 2..4, D 64 / 128, 128, 80 and 40
+ * packed rows, Sq > 1, one-tile and empty splits, one sequence of 128 tiles. */
+static const char *const ring_m64_tma_rows[] = {
+    "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --ring 2 --kv-tma 1 --seed 171",
+    "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --ring 3 --kv-tma 1 --seed 172",
+    "--b 3 --hq 40 --hkv 1 --sq 2 --skv 900 --ragged --d 128 --page 32 --splits 2 --ring 3 --kv-tma 1 --seed 173",
+    "--b 3 --hq 80 --hkv 1 --sq 1 --skv 700 --ragged --d 64 --page 128 --ring 4 --kv-tma 1 --seed 174",
+    "--b 1 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --splits 1 --ring 3 --kv-tma 1 --seed 175",
+    "--b 2 --hq 64 --hkv 1 --sq 1 --seqlens 1,129 --d 128 --page 128 --splits 3 --ring 3 --kv-tma 1 --seed 176",
+    "--b 3 --hq 128 --hkv 1 --sq 2 --skv 2500 --ragged --d 128 --page 16 --splits 2 --ring 4 --kv-tma 1 --seed 177",
+    "--b 5 --hq 128 --hkv 1 --sq 1 --seqlens 63,64,65,128,1000 --d 128 --page 64 --splits 2 --ring 3 --kv-tma 1 --seed 178",
+};
+Test(stage_d_gpu, sm90_ring_m64_tma, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(ring_m64_tma_rows, 2, "--ring past 32 rows with --kv-tma 1");
 }
 
 /* The overlap in the ring past 32 rows (--overlap 1: P V of tile j - 1 under the softmax of tile j,

@@ -74,7 +74,11 @@ Test(stage_d_emu, program_contract)
     /* the TMA gather: sm90's unpipelined kernels, a page holding whole tiles or a tile whole pages,
      * V landing in K's layout (not the FG20 variant's) */
     refused("--backend emu --kv-tma 1", "the TMA gather is sm90");
-    refused("--backend sm90 --ring 2 --kv-tma 1", "the TMA gather is sm90");
+    /* on the ring: the load warps of the ring past 32 rows, at 1, without the overlap */
+    refused("--backend sm90 --ring 2 --kv-tma 1", "of the ring past 32 packed rows");
+    refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --kv-tma 2", "2 has no meaning there");
+    refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --kv-tma 1 --overlap 1", "without --overlap");
+    refused("--backend sm90 --ring 3 --hq 128 --hkv 1 --kv-tma 1 --page 48", "a multiple of 128 or a divisor of it");
     refused("--backend sm90 --kv-tma 1 --page 48", "a multiple of 128 or a divisor of it");
     refused("--backend sm90 --kv-tma 1 --fault v-not-transposed --b 2 --hq 8 --hkv 1 --skv 300 --d 64",
             "the TMA gather lands V in K");
