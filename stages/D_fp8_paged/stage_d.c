@@ -302,7 +302,7 @@ static const char *const bench_rows[] = {
 
 /* ablation: the pipelined decode (--ring, sm90: its own cp.async gather; MQA's rows with two
  * consumer groups on each slot; --ring 1: MQA's unpipelined kernel where auto picks the ring; --overlap 1: P V
- * under the next tile's softmax there), the L2 prefetch
+ * under the next tile's softmax there; --ring 3 --kv-tma 1: its load warps gather by TMA), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
@@ -326,6 +326,9 @@ static const char *const ablation_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 4 --overlap 1",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 4 --overlap 1",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 4 --overlap 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --ring 3 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --ring 3 --kv-tma 1",
+    "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 3 --kv-tma 1",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --ring 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --prefetch 2",
