@@ -34,8 +34,9 @@ static const flag_t flags[] = {
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},
     {"--prefetch", K_INT, OFF(prefetch), OPT_DECODE, 0, "N: KV tiles prefetched into L2 ahead of the gather (0 = none)"},
     {"--kv-tma", K_AUTO_LEVEL, OFF(kv_tma), OPT_DECODE, 0,
-     "auto|0|1|2: K and V gathered by TMA, one box a page (sm90's unpipelined kernels; 2: the next tile's boxes issued "
-     "during this one; auto: 2, 0 where TMA does not apply)"},
+     "auto|0|1|2: K and V gathered by TMA, one box a page (sm90's unpipelined kernels, and at 1 the load warps of the "
+     "ring past 32 rows; 2: the next tile's boxes issued during this one; auto: 2, 0 where TMA does not apply and on "
+     "the ring)"},
     {"--m64-groups", K_INT, OFF(m64_groups), OPT_DECODE, 0, "1|2: warpgroups of 64 packed rows sharing each K/V tile (sm90, past 32 rows)"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_RING, 0, "auto|N: K/V ring slots (stage F; stage D: the pipelined decode, auto: 3 on sm90 past 32 packed rows at D <= 128 where a split holds >= 8 tiles, else none; 1: none)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},

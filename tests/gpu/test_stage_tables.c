@@ -131,6 +131,7 @@ static const char *const ring_m64_tma_rows[] = {
     "--b 2 --hq 64 --hkv 1 --sq 1 --seqlens 1,129 --d 128 --page 128 --splits 3 --ring 3 --kv-tma 1 --seed 176",
     "--b 3 --hq 128 --hkv 1 --sq 2 --skv 2500 --ragged --d 128 --page 16 --splits 2 --ring 4 --kv-tma 1 --seed 177",
     "--b 5 --hq 128 --hkv 1 --sq 1 --seqlens 63,64,65,128,1000 --d 128 --page 64 --splits 2 --ring 3 --kv-tma 1 --seed 178",
+    "--b 3 --hq 40 --hkv 1 --sq 1 --skv 700 --ragged --d 64 --page 32 --ring 4 --kv-tma 1 --seed 179",
 };
 Test(stage_d_gpu, sm90_ring_m64_tma, .timeout = 600)
 {
