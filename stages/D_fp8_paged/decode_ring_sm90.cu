@@ -61,6 +61,11 @@
 // The same split serves the overlap (OV below): with 224 / 48 or 232 / 40 ptxas spilled more than
 // at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes with the overlap, 36
 // without: stored in the prologue, reloaded once a CTA after the loop)
+// From three slots on, the next tile's S is issued right behind P V (1); 0 keeps the release-first
+// loop of two slots at every depth: a build switch for the A/B of that change (notes/fp8-decode-pipeline.md)
+#ifndef DEC_RING_S_AHEAD
+#define DEC_RING_S_AHEAD 1
+#endif
 enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
 // 384, a multiple of 8), not the whole register file; a split above it would block setmaxnreg.inc
@@ -276,7 +281,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
         wgmma_wait<0>();
         wgmma_fence_operand(o);
         mbar_arrive(prev.empty);
-    } else if constexpr (RING >= 3) {
+    } else if constexpr (RING >= 3 && DEC_RING_S_AHEAD) {
         // Tile j's S is issued right behind P_{j-1} V_{j-1}, so the tensor cores run the two back to
         // back and the group waits once for both, not for each in turn with the loop, the slot's wait
         // and S's issue between them; tile j - 1's slot is released as soon as its P V completed
