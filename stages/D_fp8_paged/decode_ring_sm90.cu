@@ -19,8 +19,8 @@
 //      it while the ring runs ahead
 //   3. the groups never meet inside the loop: each waits for a slot's full barrier, and every
 //      consumer thread arrives on the slot's empty barrier after its P V (256 arrivals a phase;
-//      FG23's variant after S); from three slots on the next tile's S is issued right behind
-//      that P V, so a group waits once for the two MMAs
+//      FG23's variant after S), then waits for the next slot (the next tile's S issued right
+//      behind that P V, from three slots on, is a build switch: DEC_RING_S_AHEAD, measured slower)
 //   4. P stays in registers: FP8 wgmma takes A from registers, and the load warps' transpose puts
 //      V's keys in the order a thread's S accumulator holds them (dec_pv_key_of_pos), so S's
 //      values pack straight into A's registers; no P tile, no proxy fence, no group barrier
@@ -40,9 +40,8 @@
 //   2d  the row's P scale (from its largest P and the load warps' largest V scale, a power of
 //       two), P / sp by the exponentials (1 / sp in their FFMA), V's scale into P, P's codes
 //       into A's registers; O rescaled
-//   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; then tile
-//       j + 1's slot waited for and its S issued (2b) behind it; wait for the P V; every consumer
-//       thread arrives on the slot's empty barrier; wait for the next S
+//   2e  O += P V_j (P from registers, V^T with permuted keys from the slot), 4 wgmma; wait for
+//       it; every consumer thread arrives on the slot's empty barrier
 //   3   epilogue: l_i over the quad; O = u O_acc / l_i -> bf16 (or f32 O_part), LSE
 //   4   teardown: nothing to free
 #define FMHA_WD_FIRE_INLINE 1
@@ -61,10 +60,11 @@
 // The same split serves the overlap (OV below): with 224 / 48 or 232 / 40 ptxas spilled more than
 // at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes with the overlap, 36
 // without: stored in the prologue, reloaded once a CTA after the loop)
-// From three slots on, the next tile's S is issued right behind P V (1); 0 keeps the release-first
-// loop of two slots at every depth: a build switch for the A/B of that change (notes/fp8-decode-pipeline.md)
+// 1: from three slots on, the next tile's S is issued right behind P V; 0 (the default): every depth
+// runs the release-first loop of two slots. A build switch: S ahead measured 1-3% slower at MQA
+// (notes/fp8-decode-pipeline.md, "The next tile's S behind P V")
 #ifndef DEC_RING_S_AHEAD
-#define DEC_RING_S_AHEAD 1
+#define DEC_RING_S_AHEAD 0
 #endif
 enum { DEC_M64_RING_CONS = 2 * DEC_SM90_THREADS, DEC_M64_RING_LOAD_REGS = 56, DEC_M64_RING_CONS_REGS = 216 };
 // What setmaxnreg redistributes is what the launch allocated: 384 threads x 168 registers (65536 /
@@ -323,8 +323,9 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             }
         }
     } else {
-        // Two slots: the load role publishes tile j + 1 only after issuing tile j + 2 into the slot
-        // tile j holds, so the group releases that slot before it waits for the next one
+        // Release first (the default; at two slots the only order): the load role publishes tile
+        // j + 1 only after issuing tile j + 2 into the slot tile j holds, so at two slots the group
+        // must release that slot before it waits for the next one
         for (int j = t0; j < t1; j++) {
             const slot_in in = wait_slot();
             float s[DEC_BN / 2];
