@@ -6,6 +6,8 @@
 // stays NaN) gives the same P. It saves the softmax three FP instructions per score.
 #pragma once
 
+#include "attn/exp2_poly.h"
+
 __device__ __forceinline__ float fast_exp2(float x)
 {
     float y;
@@ -21,4 +23,16 @@ __device__ __forceinline__ float fast_log2(float x)
     float y;
     asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
+}
+
+// 2^x on the FMA pipe (attn/exp2_poly.h: a cubic, relative error at most 1.07e-4; x clamped at
+// -126): j = floor(x) comes from an add rounded down onto 1.5 x 2^23 (FADD.RM), which leaves j in
+// the low mantissa bits, so shifting those bits by 23 puts 2^j into the cubic's exponent. Eight
+// instructions (a max, three adds, three FFMAs, an integer multiply-add), none on the MUFU unit.
+__device__ __forceinline__ float poly_exp2(float x)
+{
+    x = fmaxf(x, -126.0f);
+    const float t = __fadd_rd(x, 12582912.0f); // 1.5 x 2^23 + floor(x)
+    const float p = exp2_poly_frac(x - (t - 12582912.0f));
+    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
 }

@@ -381,6 +381,13 @@ template <int D> static __device__ __forceinline__ float2 scale_pair(const float
 // the load warps' V-scale maxima (SVM) the same kernels fold 1 / sp into the exponentials.
 template <int D> constexpr bool dec_p_scale_bound = D <= 128;
 
+// 1: a quarter of the 64-row softmax's exponentials on full tiles by poly_exp2 (the FMA pipe's
+// cubic) instead of MUFU.EX2, whose queue two consumer warps a sub-partition share; 0 (the
+// default): all on MUFU. A build switch for the A/B (notes/fp8-decode-pipeline.md).
+#ifndef DEC_EXP2_POLY
+#define DEC_EXP2_POLY 0
+#endif
+
 // How far below its P scale a row's new bound may fall and the row keep that scale (0: never);
 // a build switch for the A/B against the per-tile scale (notes/fp8-scales.md).
 #ifndef DEC_P_SCALE_KEEP
@@ -563,10 +570,13 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         wgmma_acc_map(t, i, &r, &c);
         const int hi = (i >> 1) & 1;
         if (hi >= HALVES) continue;
-        // EARLY: P / sp
+        // EARLY: P / sp. DEC_EXP2_POLY: on full tiles every fourth block of four registers (a
+        // quarter of the scores) takes 2^x from the FMA pipe's cubic, the rest from MUFU
         const float nb = EARLY ? -(base[hi] + lsp[hi]) : -base[hi];
-        float e0 = fast_exp2(fmaf(s[i], rowfac[hi], nb));
-        float e1 = fast_exp2(fmaf(s[i + 1], rowfac[hi], nb));
+        const bool poly = DEC_EXP2_POLY && !MASK && ((i >> 2) & 3) == 3;
+        const float x0 = fmaf(s[i], rowfac[hi], nb), x1 = fmaf(s[i + 1], rowfac[hi], nb);
+        float e0 = poly ? poly_exp2(x0) : fast_exp2(x0);
+        float e1 = poly ? poly_exp2(x1) : fast_exp2(x1);
         if constexpr (MASK) { // a masked key is 0 by select: -inf times a zero Q row's factor is NaN
             if (s[i] == -INFINITY) e0 = 0.0f;
             if (s[i + 1] == -INFINITY) e1 = 0.0f;
