@@ -34,5 +34,5 @@ __device__ __forceinline__ float poly_exp2(float x)
     x = fmaxf(x, -126.0f);
     const float t = __fadd_rd(x, 12582912.0f); // 1.5 x 2^23 + floor(x)
     const float p = exp2_poly_frac(x - (t - 12582912.0f));
-    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+    return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23)); // unsigned: the shift wraps
 }
