@@ -388,6 +388,20 @@ template <int D> constexpr bool dec_p_scale_bound = D <= 128;
 #define DEC_EXP2_POLY 0
 #endif
 
+// Two build switches (0, the defaults: off; notes/fp8-decode-pipeline.md) for a consumer warp's
+// O correction, which runs whenever one of its 16 rows moves its max or its P scale, and sits
+// between the exponentials and P V's issue:
+//   DEC_RING_MAX_LAG L: the ring's row max moves only when a tile's exceeds it by more than L (log2
+//     units, fmha_row_max_next: FlashAttention-4's conditional rescale), so P stays below 2^L
+//   DEC_P_SCALE_HEADROOM H: a new P scale is chosen 2^H above its bound, so the bound may grow by H
+//     (as the lagging max lets it) before the scale must move; the keep rule's floor widens by H
+#ifndef DEC_RING_MAX_LAG
+#define DEC_RING_MAX_LAG 0
+#endif
+#ifndef DEC_P_SCALE_HEADROOM
+#define DEC_P_SCALE_HEADROOM 0
+#endif
+
 // How far below its P scale a row's new bound may fall and the row keep that scale (0: never);
 // a build switch for the A/B against the per-tile scale (notes/fp8-scales.md).
 #ifndef DEC_P_SCALE_KEEP
@@ -475,9 +489,9 @@ static __device__ __forceinline__ float p_lscale_of_bound(float lp, dec_p_lscale
 {
     const float lg = dec_p_lscale_row(lp, k);
     const float lu = dec_log2_of_pow2(u); // exact: u is one of these powers too (1 at the start)
-    const bool keep = DEC_P_SCALE_KEEP > 0 && lg <= lu && lg + dec_p_keep_log2_range >= lu;
+    const bool keep = DEC_P_SCALE_KEEP > 0 && lg <= lu && lg + (dec_p_keep_log2_range + DEC_P_SCALE_HEADROOM) >= lu;
     same = same && keep && alpha == 1.0f;
-    const float lsp = keep ? lu : lg;
+    const float lsp = keep ? lu : DEC_P_SCALE_HEADROOM ? lg + (float)DEC_P_SCALE_HEADROOM : lg;
     sp = dec_pow2_of(lsp);
     return lsp;
 }
@@ -544,7 +558,9 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
     for (int hi = 0; hi < HALVES; hi++) {
         tmax[hi] = quad_max(tmax[hi]);
         // the row's max in log2 units; a tile with no visible key of the row leaves it
-        const float mx = tmax[hi] == -INFINITY ? m_i[hi] : fmaxf(m_i[hi], rowfac[hi] * tmax[hi]);
+        const float mx = tmax[hi] == -INFINITY            ? m_i[hi]
+                         : EARLY && DEC_RING_MAX_LAG > 0 ? fmha_row_max_next(m_i[hi], rowfac[hi] * tmax[hi], (float)DEC_RING_MAX_LAG)
+                                                         : fmaxf(m_i[hi], rowfac[hi] * tmax[hi]);
         base[hi] = fmha_exp_base(mx, 0);
         alpha[hi] = fast_exp2(m_i[hi] - base[hi]);
         m_i[hi] = mx;
@@ -573,10 +589,15 @@ static __device__ __forceinline__ void softmax_tile_as(const dec_params &p, floa
         // EARLY: P / sp. DEC_EXP2_POLY: on full tiles every fourth block of four registers (a
         // quarter of the scores) takes 2^x from the FMA pipe's cubic, the rest from MUFU
         const float nb = EARLY ? -(base[hi] + lsp[hi]) : -base[hi];
-        const bool poly = DEC_EXP2_POLY && !MASK && ((i >> 2) & 3) == 3;
+#if DEC_EXP2_POLY
+        const bool poly = !MASK && ((i >> 2) & 3) == 3;
         const float x0 = fmaf(s[i], rowfac[hi], nb), x1 = fmaf(s[i + 1], rowfac[hi], nb);
         float e0 = poly ? poly_exp2(x0) : fast_exp2(x0);
         float e1 = poly ? poly_exp2(x1) : fast_exp2(x1);
+#else // (the form the default kernels were measured with: ptxas schedules it differently)
+        float e0 = fast_exp2(fmaf(s[i], rowfac[hi], nb));
+        float e1 = fast_exp2(fmaf(s[i + 1], rowfac[hi], nb));
+#endif
         if constexpr (MASK) { // a masked key is 0 by select: -inf times a zero Q row's factor is NaN
             if (s[i] == -INFINITY) e0 = 0.0f;
             if (s[i + 1] == -INFINITY) e1 = 0.0f;
