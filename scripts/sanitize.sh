@@ -38,6 +38,7 @@ runs=(
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,700 --d 128 --page 16 --splits 2 --ring 2"
   "stage_D --backend sm90 --b 2 --hq 8 --hkv 1 --sq 1 --seqlens 129,520 --d 64 --page 64 --splits 1 --ring 3"
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --seqlens 129,700 --d 128 --page 64 --splits 1 --ring 2"
+  "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --seqlens 129,700 --d 128 --page 64 --splits 2 --ring 3"
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --seqlens 129,700 --d 128 --page 64 --splits 2 --ring 3 --kv-tma 1"
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,700 --d 128 --page 16 --splits 1 --prefetch 2"
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,700 --d 128 --page 16 --splits 1 --kv-tma 1"

@@ -6,8 +6,7 @@
  * The coefficients minimise the largest relative error over [0, 1) under that constraint: 1.07e-4
  * (tests/unit/test_exp2_poly.c checks it), where an e4m3 code of P keeps 3 mantissa bits (2^-4)
  * and the row sum adds many such terms. 2^j goes into the exponent bits by an integer add.
- * x is clamped below at -126 (results under 2^-126 are flushed to 2^-126 times 2^f: nothing a
- * softmax keeps); x >= 128 overflows into the sign (MUFU gives inf there; both break a row sum). */
+ * x is clamped below at -126 (inputs under it give 2^-126: nothing a softmax keeps); x >= 128 overflows into the sign (MUFU gives inf there; both break a row sum). */
 #ifndef FMHA_EXP2_POLY_H
 #define FMHA_EXP2_POLY_H
 

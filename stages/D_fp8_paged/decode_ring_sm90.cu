@@ -14,7 +14,8 @@
 //      the scales on S's columns and in P, the decode packing, split-KV
 //   2. a ring of R slots (K, V as gathered, V^T and the tile's scales each) that a load warpgroup
 //      (warps 8-11: stage D's cp.async gather and V's transpose, the swapped ring kernel's
-//      load_role) keeps full, and two consumer warpgroups of 64 rows (warps 0-7) that read every
+//      load_role; with --kv-tma 1 load_role_tma, a TMA box a page onto the slot's landed barrier)
+//      keeps full, and two consumer warpgroups of 64 rows (warps 0-7) that read every
 //      slot, so a tile is gathered and transposed once for 128 rows and neither group waits for
 //      it while the ring runs ahead
 //   3. the groups never meet inside the loop: each waits for a slot's full barrier, and every
@@ -51,15 +52,15 @@
 // The pipelined decode past 32 packed rows (--ring R with MQA's 128 rows; from 33 rows on, 128 a CTA): two
 // consumer warpgroups of 64 rows (warps 0-7) share every slot of a ring of R that the load
 // warpgroup (warps 8-11) keeps full with stage D's cp.async gather and V's transpose (load_role,
-// the swapped ring kernel's); a tile is gathered and transposed once for 128 rows, and neither
+// the swapped ring kernel's; KT: the TMA gather, load_role_tma); a tile is gathered and transposed once for 128 rows, and neither
 // group waits for it while the ring runs ahead. The groups never meet inside the loop: each waits
 // for a slot's full barrier, computes S and the softmax as the m64 kernel does and P V with P's codes
 // in registers, and every consumer thread arrives on the slot's empty barrier once its P V has
 // completed (256 arrivals a phase). FG23's variant arrives right
 // after S, before the softmax reads the slot's scales and P V its V^T.
 // The same split serves the overlap (OV below): with 224 / 48 or 232 / 40 ptxas spilled more than
-// at 216 / 56, where only the epilogue's pointers spill at D 128 (64 bytes with the overlap, 36
-// without: stored in the prologue, reloaded once a CTA after the loop)
+// at 216 / 56, where only the epilogue's pointers spill at D 128 (68 bytes with the overlap, none
+// without; 36 with DEC_RING_S_AHEAD=1: stored in the prologue, reloaded once a CTA after the loop)
 // 1: from three slots on, the next tile's S is issued right behind P V; 0 (the default): every depth
 // runs the release-first loop of two slots. A build switch: S ahead measured 1-3% slower at MQA
 // (notes/fp8-decode-pipeline.md, "The next tile's S behind P V")
@@ -228,7 +229,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, off), k), k > 0);
         wgmma_commit();
     };
-    // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the current slot
+    // Step 2a: done by the load warps (load_role or, KT, load_role_tma; 2a', V's transpose, too): wait for the current slot
     // and name its parts, its MMA offset and its empty barrier
     struct slot_in {
         ring_slot sl;

@@ -120,8 +120,9 @@ Test(stage_d_gpu, sm90_ring_m64, .timeout = 600)
 /* The ring past 32 rows with the TMA gather (--kv-tma 1: the load warps issue a box a page onto the
  * slot's landed barrier, V's rows past the sequence's end zeroed in the transpose): the rows above
  * with pages 16..256, lengths at and around page and tile boundaries (a box past the end is not
- * issued; one that straddles it lands the page's tail), ring 2..4, D 64 / 128, 128, 80 and 40
- * packed rows, Sq > 1, one-tile and empty splits, one sequence of 128 tiles. */
+ * issued; one that straddles it lands the page's tail), ring 2..4, D 64 / 128, 128, 80, 64 and
+ * 40 packed rows, 256 and 512 (2 and 4 m-tiles), Sq > 1, one-tile and empty splits, one sequence
+ * of 128 tiles. */
 static const char *const ring_m64_tma_rows[] = {
     "--b 3 --hq 128 --hkv 1 --sq 1 --skv 3000 --ragged --d 128 --page 256 --ring 2 --kv-tma 1 --seed 171",
     "--b 2 --hq 128 --hkv 1 --sq 4 --skv 700 --ragged --d 64 --page 16 --splits 1 --ring 3 --kv-tma 1 --seed 172",

@@ -13,7 +13,7 @@
 
 static double rel_err(float x) { return fabs((double)exp2_poly_ref(x) / exp2((double)x) - 1.0); }
 
-Test(exp2_poly, relative_error_under_1e4)
+Test(exp2_poly, relative_error_at_most_1_1e_minus_4)
 {
     double worst = 0.0;
     float at = 0.0f;

@@ -73,8 +73,9 @@ Test(role_sim, two_consumer_groups_need_an_empty_barrier_counting_both)
  * unpipelined kernel). The overlap (--overlap 1) holds each slot until the next tile's first reads
  * (hold): then two slots deadlock as well (the producer waits for the slot the consumers hold, the
  * consumers for the tile it has not published), and stage_d.c asks for three or more. The ring's
- * plain loop holds a slot the same way from three slots on (the next tile's S issued behind the P
- * V, the slot released after the wait for the next one) and keeps the release-first order at two. */
+ * plain loop built with DEC_RING_S_AHEAD=1 holds a slot the same way from three slots on (the next
+ * tile's S issued behind the P V, the slot released after the wait for the next one); by default it
+ * releases first at every depth. */
 static int decode_ring_fails(int depth, int hold, int *deadlocks, char *report, size_t len)
 {
     int fails = 0;
