@@ -14,7 +14,7 @@
 //      the scales on S's columns and in P, the decode packing, split-KV
 //   2. a ring of R slots (K, V as gathered, V^T and the tile's scales each) that a load warpgroup
 //      (warps 8-11: stage D's cp.async gather and V's transpose, the swapped ring kernel's
-//      load_role; with --kv-tma 1 load_role_tma, a TMA box a page onto the slot's landed barrier)
+//      load_role; with --kv-tma 1 a TMA box a page onto the slot's landed barrier)
 //      keeps full, and two consumer warpgroups of 64 rows (warps 0-7) that read every
 //      slot, so a tile is gathered and transposed once for 128 rows and neither group waits for
 //      it while the ring runs ahead
@@ -52,7 +52,7 @@
 // The pipelined decode past 32 packed rows (--ring R with MQA's 128 rows; from 33 rows on, 128 a CTA): two
 // consumer warpgroups of 64 rows (warps 0-7) share every slot of a ring of R that the load
 // warpgroup (warps 8-11) keeps full with stage D's cp.async gather and V's transpose (load_role,
-// the swapped ring kernel's; KT: the TMA gather, load_role_tma); a tile is gathered and transposed once for 128 rows, and neither
+// the swapped ring kernel's; KT: its TMA gather); a tile is gathered and transposed once for 128 rows, and neither
 // group waits for it while the ring runs ahead. The groups never meet inside the loop: each waits
 // for a slot's full barrier, computes S and the softmax as the m64 kernel does and P V with P's codes
 // in registers, and every consumer thread arrives on the slot's empty barrier once its P V has
@@ -140,7 +140,7 @@ static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_
 // released once it completed, a tile later than without the overlap (hence RING >= 3: at two slots
 // the load role, which publishes a tile only after issuing the next, would wait for a slot the
 // consumers release only after that publication)
-// KT (--kv-tma 1): the load warps gather by TMA, a box a page (load_role_tma), not by cp.async
+// KT (--kv-tma 1): the load warps gather by TMA, a box a page (load_role's KT), not by cp.async
 template <int D, int RING, bool OV, bool KT = false>
 static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREADS, 1)
     decode_kernel_m64_ring(const __grid_constant__ dec_sm90_args a)
@@ -193,8 +193,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
     // x D / 2 floats) want more, the gather and the transpose far fewer
     if (g == 2) {
         wg_setmaxnreg_dec<DEC_M64_RING_LOAD_REGS>();
-        if constexpr (KT) load_role_tma<D, RING, DEC_M64_RING_CONS, true>(a, table, hk, t0, t1, end, ring_base, bars, tk, sm_svm);
-        else load_role<D, RING, DEC_M64_RING_CONS, true, true>(p, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn, sm_svm);
+        load_role<D, RING, DEC_M64_RING_CONS, true, true, KT>(a, table, hk, t0, t1, end, ring_base, bars, tk, tv_mn, sm_svm);
         return;
     }
     wg_setmaxnreg_inc<DEC_M64_RING_CONS_REGS>();
@@ -229,7 +228,7 @@ static __global__ void __launch_bounds__(DEC_M64_RING_CONS + DEC_SM90_LOAD_THREA
             wgmma_m64n128k32_ss_e4m3(s, smem_tile_desc_sm90_k(&tq, dq, k), smem_tile_desc_sm90_k(&tk, smem_desc_add(dk0, off), k), k > 0);
         wgmma_commit();
     };
-    // Step 2a: done by the load warps (load_role or, KT, load_role_tma; 2a', V's transpose, too): wait for the current slot
+    // Step 2a: done by the load warps (load_role; 2a', V's transpose, too): wait for the current slot
     // and name its parts, its MMA offset and its empty barrier
     struct slot_in {
         ring_slot sl;

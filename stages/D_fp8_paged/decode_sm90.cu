@@ -139,7 +139,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         }
         __syncthreads(); // the last barrier the load role and the consumers meet at
         if (w >= DEC_SM90_THREADS / 32) {
-            load_role<D, RING>(p, table, hk, t0, t1, end, smem_k, bars, tk, tv_mn);
+            load_role<D, RING>(a, table, hk, t0, t1, end, smem_k, bars, tk, tv_mn);
             return;
         }
     }

@@ -868,69 +868,48 @@ static __device__ __forceinline__ void publish(const ring_slot &sl, uint32_t ful
 // ring kernel's; the swapped ring kernel keeps the spin it was measured with). PERM: V^T's keys in
 // the order of the consumers' P registers (the 64-row ring kernel; transpose_v). svm: where slot s's
 // V-scale maxima go (svm + 4 s, publish), or none (the swapped ring kernel).
-template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false, bool PERM = false>
-static __device__ __forceinline__ void load_role(const dec_params &p, const int32_t *table, int hk, int t0, int t1,
+// KT (--kv-tma 1, the ring past 32 rows): the gather is TMA's. The first load warp's lane q looks
+// up box q (a page of the tile, tma_box_of) and issues it onto the slot's landed barrier, lane 0
+// having announced the boxes' bytes (FG15); every load thread copies its token's two scales by
+// cp.async. Publishing the tile before then also waits for its boxes (the landed barrier, every
+// load thread) and zeroes V's rows past the sequence's end (a box lands its whole page); K's rows
+// there keep what the page or the slot held, and only meet masked scores. The boxes need a page of
+// whole tiles or a tile of whole pages of 8 tokens or more (dec_kv_tma_fits, stage_d.c). The gather
+// of a tile is then about 40 instructions a load warp instead of the cp.async loop's 8 x 25.
+template <int D, int RING, int NCONS = DEC_SM90_THREADS, bool SLEEP = false, bool PERM = false, bool KT = false>
+static __device__ __forceinline__ void load_role(const dec_sm90_args &a, const int32_t *table, int hk, int t0, int t1,
                                                  int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
                                                  const smem_tile &tv_mn, float *svm = nullptr)
 {
     static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
+    const dec_params &p = a.p;
     const int lt = threadIdx.x - NCONS; // 0 .. DEC_SM90_LOAD_THREADS - 1
     ring_state s = ring_make(RING);
-    int pending = -1; // the slot whose copies are in flight and not yet published
+    int pending = -1, pending_kv0 = 0; // the slot whose copies are in flight and not yet published
+    unsigned pending_parity = 0;       // KT: its landed barrier's phase
+    const auto publish_pending = [&]() {
+        int valid = DEC_BN; // the cp.async gather zero-fills the rows past the end itself
+        if constexpr (KT) {
+            mbar_wait(bars + 8u * dec_ring_land_bar(RING, pending), pending_parity, p.wd, DEC_SITE_KV_TMA);
+            valid = min(end - pending_kv0, (int)DEC_BN);
+        }
+        publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
+                         svm ? svm + 4 * pending : nullptr, valid);
+    };
     for (int j = t0; j < t1; j++) {
         const uint32_t empty = bars + 8u * dec_ring_empty_bar(RING, s.slot);
         if constexpr (SLEEP) mbar_wait_budget_sleep(empty, ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY, FMHA_MBAR_WAIT_PROBES);
         else mbar_wait(empty, ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY);
         const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
-        gather_tile<D, DEC_SM90_LOAD_THREADS>(p, table, hk, j * DEC_BN, end, sl.k, sl.vs, tk, tv_mn, sl.sk, sl.sv, lt);
-        cp_async_commit();
-        if (pending >= 0) {
-            cp_async_wait_group<1>();
-            publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
-                             svm ? svm + 4 * pending : nullptr);
-        }
-        pending = s.slot;
-        ring_advance(&s);
-    }
-    cp_async_wait_all();
-    publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt,
-                     svm ? svm + 4 * pending : nullptr);
-}
-
-// The load role with the TMA gather (--kv-tma 1, the ring past 32 rows): per tile, the first load
-// warp's lane q looks up box q (a page of the tile, tma_box_of) and issues it onto the slot's landed
-// barrier, lane 0 having announced the boxes' bytes (FG15); every load thread copies its token's two
-// scales by cp.async. Then, as load_role does, the tile before is published: its scales waited for
-// (the thread's own cp.async group), its boxes (the landed barrier, every load thread), V transposed
-// with the rows past the sequence's end zeroed (a box lands its whole page). K's rows there keep what
-// the page or the slot held: they only meet masked scores. The boxes need a page of whole tiles or a
-// tile of whole pages of 8 tokens or more (dec_kv_tma_fits, stage_d.c). The gather of a tile is then
-// about 40 instructions a load warp instead of the cp.async loop's 8 x 25.
-template <int D, int RING, int NCONS, bool PERM>
-static __device__ __forceinline__ void load_role_tma(const dec_sm90_args &a, const int32_t *table, int hk, int t0, int t1,
-                                                     int end, uint8_t *ring_base, uint32_t bars, const smem_tile &tk,
-                                                     float *svm)
-{
-    static_assert(RING >= 2, "the load role publishes tile j - 1 after issuing tile j");
-    const dec_params &p = a.p;
-    const unsigned lt = threadIdx.x - NCONS; // 0 .. DEC_SM90_LOAD_THREADS - 1
-    ring_state s = ring_make(RING);
-    int pending = -1, pending_kv0 = 0; // the slot whose copies are in flight and not yet published
-    unsigned pending_parity = 0;
-    const auto publish_pending = [&]() {
-        mbar_wait(bars + 8u * dec_ring_land_bar(RING, pending), pending_parity, p.wd, DEC_SITE_KV_TMA);
-        publish<D, PERM>(ring_slot_at<D>(ring_base, pending), bars + 8u * dec_ring_full_bar(pending), tk, lt, svm + 4 * pending,
-                         min(end - pending_kv0, (int)DEC_BN));
-    };
-    for (int j = t0; j < t1; j++) {
-        mbar_wait_budget_sleep(bars + 8u * dec_ring_empty_bar(RING, s.slot), ring_empty_parity(&s), p.wd, DEC_SITE_RING_EMPTY,
-                               FMHA_MBAR_WAIT_PROBES);
-        const ring_slot sl = ring_slot_at<D>(ring_base, s.slot);
         const int kv0 = j * DEC_BN;
-        if (lt < 32)
-            tma_issue_boxes<D>(a, tma_box_of(p, table, kv0, end, lt), hk, sl.k, sl.vs, tk, bars + 8u * dec_ring_land_bar(RING, s.slot),
-                               lt);
-        scales_issue(p, scale_row_of(p, table, kv0, end, hk, lt), sl.sk, sl.sv, lt);
+        if constexpr (KT) {
+            if (lt < 32)
+                tma_issue_boxes<D>(a, tma_box_of(p, table, kv0, end, lt), hk, sl.k, sl.vs, tk,
+                                   bars + 8u * dec_ring_land_bar(RING, s.slot), lt);
+            scales_issue(p, scale_row_of(p, table, kv0, end, hk, lt), sl.sk, sl.sv, lt);
+        } else {
+            gather_tile<D, DEC_SM90_LOAD_THREADS>(p, table, hk, kv0, end, sl.k, sl.vs, tk, tv_mn, sl.sk, sl.sv, lt);
+        }
         cp_async_commit();
         if (pending >= 0) {
             cp_async_wait_group<1>();

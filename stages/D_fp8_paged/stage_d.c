@@ -161,7 +161,7 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "page boxes and the CTA waits for them on one mbarrier", o->kv_tma);
         return 2;
     }
-    /* with the ring: the 64-row groups' load warps issue a slot's boxes (load_role_tma) */
+    /* with the ring: the 64-row groups' load warps issue a slot's boxes (load_role with KT) */
     if (o->kv_tma >= 1 && o->ring && (bm_of(o) != 2 * DEC_BM_SM90 || o->kv_tma != 1 || o->overlap > 0)) {
         snprintf(err, len, "--kv-tma=%d --ring %d: on the ring the TMA gather is the load warps' of the ring past 32 "
                  "packed rows (%d here), at 1 (they already run tiles ahead: 2 has no meaning there), without "
