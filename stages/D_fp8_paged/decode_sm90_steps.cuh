@@ -477,7 +477,8 @@ static __device__ __forceinline__ float p_scale_of_bound(float emax, float svmax
 }
 // The same in log2 units for EARLY (dec_p_lscale_row: lp, the log2 of the row's largest P), the
 // scale a power of two: kept within half that range, since the rounding itself may put the new
-// scale up to 2x above the bound's, so the top code keeps the same floor, 448 / DEC_P_SCALE_KEEP.
+// scale up to 2x above the bound's, so the top code keeps the same floor, 448 / DEC_P_SCALE_KEEP
+// (448 / (DEC_P_SCALE_KEEP x 2^DEC_P_SCALE_HEADROOM) with headroom, whose window is that much wider).
 // Returns lsp = log2 sp; sp itself (the row sum's factor, O's correction) comes off the path
 // from the exponent bits.
 static constexpr int dec_ilog2(int x) { return x > 1 ? 1 + dec_ilog2(x / 2) : 0; }
