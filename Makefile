@@ -20,6 +20,8 @@
 ##                     (exit 77 without an NVIDIA GPU)
 ##   make criterion-bundle  copy Criterion into .criterion-rt/ for the GPU machine
 ##   make bench        (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv
+##   make targets      the issue speed targets judged on a bench CSV (CSV=path; default: the newest
+##                     non-quick plots/data/h200-*.csv), each row with its rule and met or not
 ##   make plots        figures in plots/ and the README perf table from the plots/data CSVs
 ##                     (installs python3-matplotlib when missing)
 ##   make build/obj/<source>.o   one object, e.g. build/obj/stages/C_online_softmax/fmha_sm90.cu.o
@@ -119,7 +121,7 @@ LIB_TESTKERN := $(BUILD)/lib/libtestkernels.a
 # ---------------------------------------------------------------------------------------------
 # Top-level targets
 .PHONY: all build-all libs stages tools tests run test deps deps-test clean sass sanitize \
-        criterion-bundle gpu-test help bench plots footgun footguns
+        criterion-bundle gpu-test help bench plots footgun footguns targets
 
 # Sub-makes run JOBS jobs in parallel, unless make was given -j itself (then its jobserver is
 # shared rather than reset with a warning).
@@ -204,6 +206,10 @@ bench:
 	@CUDA_HOME="$(CUDA_HOME)" BENCH_PRECHECK=1 scripts/bench.sh
 	@$(MAKE) --no-print-directory $(PAR) $(LIB_COMMON) stages tools
 	@CUDA_HOME="$(CUDA_HOME)" scripts/bench.sh
+
+# make targets: reads a CSV only; python3 standard library, no GPU.
+targets:
+	@python3 scripts/targets.py $(CSV)
 
 # make plots: with no benchmark CSV yet it says there is nothing to plot and succeeds.
 plots:
