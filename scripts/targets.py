@@ -235,4 +235,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:  # `make targets | head`: the reader left early, nothing is wrong
+        sys.stderr.close()
+        sys.exit(0)
