@@ -23,7 +23,8 @@ static size_t kv_index(const attn_shape *s, int b, int hk, int j)
     return (((size_t)b * s->hkv + hk) * s->skv + j) * (size_t)s->d;
 }
 
-/* One (batch, head, row): scores, softmax, P.V. round_p selects the emulating variant. */
+
+/* One (batch, head, row): scores, softmax, P.V. round_p selects the variant (reference.h). */
 static void attention_row(const attn_shape *s, const float *q, const float *k, const float *v,
                           int b, int h, int i, double *scores, double *o_row, double *lse_out,
                           int round_p)
@@ -47,10 +48,13 @@ static void attention_row(const attn_shape *s, const float *q, const float *k, c
         if (scores[j] > m) m = scores[j];
     }
     double l = 0.0;
+    const double off = round_p >= REF_P_BF16_OFF_MAX ? exp2((round_p - REF_P_BF16_OFF_MAX + 1) / 8.0) : 1.0;
     for (int j = 0; j <= last; j++) {
         double p = exp(scores[j] - m);
         l += p;
-        double pv = round_p ? (double)bf16_round((float)p) : p;
+        double pv = p;
+        if (round_p == REF_P_BF16) pv = (double)bf16_round((float)p);
+        else if (round_p >= REF_P_BF16_OFF_MAX) pv = (double)bf16_round((float)(p * off)) / off;
         const float *vr = v + kv_index(s, b, hk, j);
         for (int c = 0; c < d; c++) o_row[c] += pv * (double)vr[c];
     }

@@ -1,6 +1,7 @@
 /* fp64 reference attention: a hand-derived case, and the naive per-element formula
  * O[i][c] = sum_j exp(s_ij) v_jc / sum_j exp(s_ij) (no max subtraction, fine at these sizes) on
- * tiny shapes with causal masks (Sq < Skv, Sq > Skv), GQA and fully masked rows. */
+ * tiny shapes with causal masks (Sq < Skv, Sq > Skv), GQA and fully masked rows; the rounding
+ * variants (at the max, and off it for a lagging max) against hand-derived values and bf16's bound. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -161,7 +162,7 @@ Test(reference, emulating_reference_rounds_p)
 {
     /* Scores (0, ln 3): after subtracting the max, P = (1/3, 1); 1/3 is not a
      * bf16 value, so the emulating reference must differ from the exact one, but only by bf16
-     * rounding (relative 2^-9). */
+     * rounding (relative at most 2^-8). */
     attn_shape s = {.b = 1, .hq = 1, .hkv = 1, .sq = 1, .skv = 2, .d = 1, .scale = 1.0, .causal = 0};
     float q[1] = {1.0f}, k[2] = {0.0f, (float)log(3.0)}, v[2] = {1.0f, 5.0f};
     double o[1], oe[1], lse[1], lsee[1];
@@ -175,6 +176,58 @@ Test(reference, emulating_reference_rounds_p)
     ref_attention(&s, q, k, v, o, lse);
     ref_attention_bf16p(&s, q, k, v, oe, lsee);
     cr_expect_eq(o[0], oe[0]);
+}
+
+Test(reference, off_max_variants_round_the_largest_p)
+{
+    /* One key: P = 1 and O = round(P * c) / (P * c) * v with l unrounded, so each variant's error is
+     * exactly its scale's bf16 rounding, derived by hand: c = 2^(k/8), k = 1..8. At k = 8 (c = 2) the
+     * product is a bf16 value and O is exact; at k = 1..7, c is irrational and rounds, by at most
+     * 2^-8 relative. The emulating reference at the max (REF_P_BF16) leaves P = 1 exact. */
+    attn_shape s = {.b = 1, .hq = 1, .hkv = 1, .sq = 1, .skv = 1, .d = 1, .scale = 1.0, .causal = 0};
+    float q[1] = {1.0f}, k[1] = {0.5f}, v[1] = {3.0f};
+    double sc[1], o[1], lse[1];
+    ref_attention_row(&s, q, k, v, 0, 0, 0, REF_P_BF16, sc, o, lse);
+    cr_expect_eq(o[0], 3.0, "at the max P = 1 is exact: O = v");
+    for (int kk = 0; kk < REF_P_OFF_SCALES; kk++) {
+        ref_attention_row(&s, q, k, v, 0, 0, 0, REF_P_BF16_OFF_MAX + kk, sc, o, lse);
+        const double c = exp2((kk + 1) / 8.0), want = 3.0 * (double)bf16_round((float)c) / c;
+        cr_expect(fabs(o[0] - want) < 1e-12, "variant %d: O = %.12f, by hand %.12f", kk, o[0], want);
+        cr_expect(fabs(o[0] - 3.0) <= 3.0 * 0x1p-8, "variant %d: error %g past bf16's 2^-8 relative", kk, o[0] - 3.0);
+        if (kk < 7) cr_expect(o[0] != 3.0, "variant %d: the largest P rounds off the max", kk);
+        else cr_expect_eq(o[0], 3.0, "scale 2: a power of two, exact");
+        cr_expect(fabs(lse[0] - 0.5) < 1e-15, "LSE is unrounded: %g", lse[0]);
+    }
+}
+
+Test(reference, off_max_variants_stay_within_bf16_rounding_of_p)
+{
+    /* On random rows, every off-max variant differs from the exact reference by at most
+     * 2^-8 sum_j P_j |v_j| / l (each P rounded with a relative error of at most 2^-8, l unrounded):
+     * the lagging-max yardstick (host/attention.c) cannot grow past bf16's rounding of P. */
+    enum { SKV = 97, D = 8 };
+    attn_shape s = {.b = 1, .hq = 1, .hkv = 1, .sq = 1, .skv = SKV, .d = D, .scale = 0.35, .causal = 0};
+    float q[D], k[SKV * D], v[SKV * D];
+    rng_t r;
+    rng_seed(&r, 11);
+    for (int t = 0; t < 20; t++) {
+        fill(q, D, &r); fill(k, SKV * D, &r); fill(v, SKV * D, &r);
+        double sc[SKV], ex[D], o[D], lse;
+        ref_attention_row(&s, q, k, v, 0, 0, 0, REF_P_EXACT, sc, ex, &lse);
+        double m = -INFINITY, l = 0.0, bound[D] = {0};
+        for (int j = 0; j < SKV; j++) m = fmax(m, sc[j]);
+        for (int j = 0; j < SKV; j++) {
+            const double p = exp(sc[j] - m);
+            l += p;
+            for (int c = 0; c < D; c++) bound[c] += p * fabs(v[j * D + c]);
+        }
+        for (int kk = 0; kk < REF_P_OFF_SCALES; kk++) {
+            ref_attention_row(&s, q, k, v, 0, 0, 0, REF_P_BF16_OFF_MAX + kk, sc, o, NULL);
+            for (int c = 0; c < D; c++)
+                cr_expect(fabs(o[c] - ex[c]) <= 0x1p-8 * bound[c] / l * (1 + 1e-9), "trial %d variant %d col %d: %g > %g", t, kk,
+                          c, fabs(o[c] - ex[c]), 0x1p-8 * bound[c] / l);
+        }
+    }
 }
 
 Test(reference, qk_matches_dot_products)
