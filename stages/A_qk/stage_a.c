@@ -31,6 +31,10 @@ static int validate(const fmha_opts *o, char *err, size_t len)
         snprintf(err, len, "--d=%d: stage A needs a multiple of 16 in [16, 256] (one MMA consumes K = 16)", o->d);
         return 2;
     }
+    if (o->skv < 1) { /* a grid of no CTAs is a launch error, and an empty S has nothing to check */
+        snprintf(err, len, "--skv=%d: stage A needs at least one key (S = Q K^T over no keys is empty)", o->skv);
+        return 2;
+    }
     if (cli_check_grid((o->skv + QK_BN - 1.0) / QK_BN, (o->sq + QK_BM - 1.0) / QK_BM, (double)o->b * o->hq, "--skv",
                        "--sq", "--b x --hq", err, len))
         return 2;

@@ -31,4 +31,8 @@ Test(stage_a_emu, program_contract)
                  "B x H beyond the grid's z limit is named");
     cr_expect_eq(program_exit_code("stage_A", "--b 7000 --hq 10 --sq 1 --skv 1 --d 16 > /dev/null 2>&1"), 2,
                  "B x H beyond the grid's z limit is exit 2");
+    /* no keys: an empty S and a grid of no CTAs, refused by name (as stages B-F refuse it) */
+    cr_expect_eq(program_exit_code("stage_A", "--skv 0 > build/skv0.txt 2>&1; test $? -eq 2 && "
+                                              "grep -q 'needs at least one key' build/skv0.txt"),
+                 0, "--skv 0 is exit 2, naming the rule");
 }
