@@ -574,3 +574,6 @@ nrows=$(($(wc -l <"$CSV") - 1))
 echo
 echo "make bench: $nrows rows, $(grep -c ',ok,' "$CSV") ok, $(grep -c ',failed,' "$CSV") failed, $(grep -c ',skipped,' "$CSV") skipped, $(grep -c ',missing,' "$CSV") missing"
 echo "make bench: wrote $DEST (copy: $CSV); logs in $RUN; elapsed $(elapsed) s"
+# The issue targets judged on this run (make targets; its rules are the H200's, and any GPU's run is
+# judged by them the same way)
+if command -v python3 >/dev/null 2>&1; then echo; python3 "$(dirname "$0")/targets.py" "$DEST" || true; fi
