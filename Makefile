@@ -20,8 +20,8 @@
 ##                     (exit 77 without an NVIDIA GPU)
 ##   make criterion-bundle  copy Criterion into .criterion-rt/ for the GPU machine
 ##   make bench        (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv
-##   make targets      the issue speed targets judged on a bench CSV (CSV=path; default: the newest
-##                     non-quick plots/data/h200-*.csv), each row with its rule and met or not
+##   make targets      the issue speed targets judged on a bench CSV (CSV=path; default: the H200's
+##                     newest full run, the one make plots draws), each row with its rule and met or not
 ##   make plots        figures in plots/ and the README perf table from the plots/data CSVs
 ##                     (installs python3-matplotlib when missing)
 ##   make build/obj/<source>.o   one object, e.g. build/obj/stages/C_online_softmax/fmha_sm90.cu.o

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make targets: the speed targets of one `make bench` CSV, each row with its rule and whether it is
-met, so that a run is judged the same way every time. Standard library only.
+met, so that a run is judged the same way every time. Standard library only: plots/plot.py reads the
+CSV and picks the run (its matplotlib import waits for a figure), so both read a run one way.
 
   stage F (fastest attention kernel on the H200), every stage F row with Sq = Skv >= 2k, against
   the baselines of the same run at the same shape (TFLOP/s, higher is faster):
@@ -14,62 +15,45 @@ met, so that a run is judged the same way every time. Standard library only.
                                         against the FP8 GEMM ceiling of the same run
 A rule whose baseline is missing from the run counts as not met and says so.
 
-usage: scripts/targets.py [CSV]      (default: the newest plots/data/h200-*.csv, quick runs excepted)
+usage: scripts/targets.py [CSV]      (default: the H200's run that `make plots` draws: its newest full run)
        scripts/targets.py --selftest (hand-made rows with hand-derived verdicts)
 """
 import csv
-import glob
 import os
+import shutil
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHAPE = ("b", "hq", "hkv", "sq", "skv", "d", "causal")
+sys.path.insert(0, os.path.join(ROOT, "plots"))
+import plot  # noqa: E402  (read_bench_csv, choose_runs, baseline_at, ceiling: one reading of a bench CSV)
+
+SHAPE = plot.INTS  # b, hq, hkv, sq, skv, d, causal
 DECODE = (  # (label, shape, baseline, factor)
-    ("GQA B64 Hq64 Hkv8 Skv 8k D128", ("64", "64", "8", "1", "8192", "128", "0"), "sdpa_cudnn", 1.8),
-    ("Llama B128 Hq32 Hkv8 Skv 4k D128", ("128", "32", "8", "1", "4096", "128", "0"), "sdpa_cudnn", 1.8),
-    ("MQA B32 Hq128 Hkv1 Skv 16k D128", ("32", "128", "1", "1", "16384", "128", "0"), "sdpa_flash", 2.5),
+    ("GQA B64 Hq64 Hkv8 Skv 8k D128", (64, 64, 8, 1, 8192, 128, 0), "sdpa_cudnn", 1.8),
+    ("Llama B128 Hq32 Hkv8 Skv 4k D128", (128, 32, 8, 1, 4096, 128, 0), "sdpa_cudnn", 1.8),
+    ("MQA B32 Hq128 Hkv1 Skv 16k D128", (32, 128, 1, 1, 16384, 128, 0), "sdpa_flash", 2.5),
 )
-BASE_TEXT = {"sdpa_cudnn": "cuDNN", "sdpa_flash": "flash", "fa4": "FA4"}
-
-
-def num(s):
-    try:
-        return float(s)
-    except (TypeError, ValueError):
-        return None
 
 
 def key(r):
-    return tuple(r.get(k, "") for k in SHAPE)
+    return tuple(r.get(k) for k in SHAPE)
 
 
-def read_rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+def tflops_of(run, name, r):
+    b = plot.baseline_at(run, name, lambda x: key(x) == key(r))
+    return b["tflops"] if b else None
 
 
-def ok_baselines(rows):
-    """(name, shape) -> row, for the baselines that ran."""
-    out = {}
-    for r in rows:
-        if r.get("kind") == "baseline" and r.get("status") == "ok":
-            out[(r.get("name"),) + key(r)] = r
-    return out
-
-
-def stage_f_verdicts(rows):
-    base = ok_baselines(rows)
+def stage_f_verdicts(run):
     out = []
-    for r in rows:
-        if r.get("kind") != "stage" or r.get("name") != "F" or r.get("status") != "ok":
+    for r in run.rows:
+        if r["kind"] != "stage" or r["name"] != "F" or r["status"] != "ok":
             continue
-        sq, skv, d = int(r["sq"]), int(r["skv"]), int(r["d"])
+        sq, skv, d = r["sq"], r["skv"], r["d"]
         if sq != skv or skv < 2048:
             continue
-        f = num(r.get("tflops"))
-        c = num(base.get(("sdpa_cudnn",) + key(r), {}).get("tflops"))
-        a = num(base.get(("fa4",) + key(r), {}).get("tflops"))
+        f, c, a = r["tflops"], tflops_of(run, "sdpa_cudnn", r), tflops_of(run, "fa4", r)
         have = [x for x in (c, a) if x]
         best = max(have) if have else None
         if skv == 8192 and d == 128:
@@ -87,22 +71,20 @@ def stage_f_verdicts(rows):
     return out
 
 
-def decode_verdicts(rows):
-    base = ok_baselines(rows)
-    gemm = next((num(r.get("tflops")) for r in rows if r.get("kind") == "ceiling" and r.get("name") == "cublaslt_fp8_gemm"), None)
-    read = next((num(r.get("gbps")) for r in rows if r.get("kind") == "ceiling" and r.get("name") == "hbm_read"), None)
+def decode_verdicts(run):
+    gemm, read = plot.ceiling(run, "cublaslt_fp8_gemm", "tflops"), plot.ceiling(run, "hbm_read", "gbps")
     out = []
     for label, shape, bname, factor in DECODE:
-        st = next((r for r in rows if r.get("kind") == "stage" and r.get("name") == "D" and key(r) == shape), None)
-        b = base.get((bname,) + shape)
-        v = {"label": label, "baseline": BASE_TEXT[bname], "factor": factor, "met": False, "note": ""}
-        if st is None or st.get("status") != "ok":
-            v["note"] = "no stage D row" if st is None else "stage D: " + st.get("status", "")
+        st = next((r for r in run.rows if r["kind"] == "stage" and r["name"] == "D" and key(r) == shape), None)
+        b = plot.baseline_at(run, bname, lambda x: key(x) == shape)
+        v = {"label": label, "baseline": plot.SHORT[bname], "factor": factor, "met": False, "note": ""}
+        if st is None or st["status"] != "ok":
+            v["note"] = "no stage D row" if st is None else "stage D: " + st["status"]
         elif b is None:
-            v["note"] = "no %s row" % BASE_TEXT[bname]
+            v["note"] = "no %s row" % plot.SHORT[bname]
         else:
-            t, tb = num(st["time_ms_median"]), num(b["time_ms_median"])
-            v.update(ms=t, base_ms=tb, ratio=tb / t, met=tb / t >= factor, tflops=num(st.get("tflops")), gbps=num(st.get("gbps")))
+            t, tb = st["time_ms_median"], b["time_ms_median"]
+            v.update(ms=t, base_ms=tb, ratio=tb / t, met=tb / t >= factor, tflops=st["tflops"], gbps=st["gbps"])
             if factor == 2.5 and gemm and v["tflops"]:
                 v["note"] = "%.0f TFLOP/s, %.1f%% of the FP8 GEMM ceiling (%.0f)" % (v["tflops"], 100 * v["tflops"] / gemm, gemm)
             elif read and v["gbps"]:
@@ -115,10 +97,9 @@ def f1(x, fmt="%.1f"):
     return fmt % x if x is not None else "-"
 
 
-def report(path):
-    rows = read_rows(path)
-    print("# Targets of %s\n" % os.path.relpath(path, ROOT))
-    fv = stage_f_verdicts(rows)
+def report(run):
+    print("# Targets of %s\n" % os.path.relpath(run.path, ROOT))
+    fv = stage_f_verdicts(run)
     print("## Stage F against the best attention kernels (TFLOP/s)\n")
     print("| shape | causal | stage F | cuDNN | FA4 | F / best | target | met |")
     print("|---|---|---|---|---|---|---|---|")
@@ -128,10 +109,10 @@ def report(path):
         tgt = v["rule"] + (" (F / cuDNN %.2f)" % (v["f"] / v["cudnn"]) if v["rule"] == "1.0x cuDNN" and v["cudnn"] else "")
         ratio = f1(v["f"] / v["best"], "%.3f") if v["best"] and v["f"] else "-"
         print("| B%s %s S%s D%s | %s | %s | %s | %s | %s | %s | %s%s |" % (
-            r["b"], h, r["skv"], r["d"], "yes" if r["causal"] == "1" else "no", f1(v["f"]), f1(v["cudnn"]), f1(v["fa4"]),
+            r["b"], h, r["skv"], r["d"], "yes" if r["causal"] == 1 else "no", f1(v["f"]), f1(v["cudnn"]), f1(v["fa4"]),
             ratio, tgt, "yes" if v["met"] else "no", "; " + v["note"] if v["note"] else ""))
     print("\n%d of %d rows meet their target\n" % (sum(v["met"] for v in fv), len(fv)))
-    dv = decode_verdicts(rows)
+    dv = decode_verdicts(run)
     print("## Stage D's decode against its baselines (median ms)\n")
     print("| shape | stage D | baseline | baseline ms | faster by | target | met | |")
     print("|---|---|---|---|---|---|---|---|")
@@ -143,14 +124,10 @@ def report(path):
     return 0
 
 
-def newest_csv():
-    paths = [p for p in glob.glob(os.path.join(ROOT, "plots", "data", "h200-*.csv")) if "quick" not in os.path.basename(p)]
-    # h200-DATE.csv, then h200-DATEb.csv, ...: the letter sorts after the bare date once ".csv" is cut
-    return max(paths, key=lambda p: os.path.basename(p)[:-4]) if paths else None
-
-
-COLS = ["date", "gpu", "kind", "name", "backend", "b", "hq", "hkv", "sq", "skv", "d", "causal", "status",
-        "time_ms_median", "tflops", "gbps"]
+def h200_run():
+    """The H200's newest full run, the one `make plots` draws for it (None without one)."""
+    runs = plot.choose_runs(os.path.join(ROOT, "plots", "data"))
+    return next((r for r in runs if "H200" in r.gpu and not r.quick), None)
 
 
 def selftest():
@@ -163,17 +140,29 @@ def selftest():
 
     def row(kind, name, shape, tf=None, ms=None, status="ok", gbps=None):
         r = dict(zip(SHAPE, shape))
-        r.update(kind=kind, name=name, status=status, tflops="" if tf is None else str(tf),
-                 time_ms_median="" if ms is None else str(ms), gbps="" if gbps is None else str(gbps))
+        r.update(gpu="NVIDIA H200", date="2000-01-01", kind=kind, name=name, status=status, tflops=tf, time_ms_median=ms,
+                 gbps=gbps)
         return r
 
-    s8 = ("2", "16", "16", "8192", "8192", "128", "0")     # D128 S8k: 1.0x best
-    s8c = ("2", "16", "16", "8192", "8192", "128", "1")    # its causal row
-    d64 = ("2", "32", "32", "8192", "8192", "64", "0")     # D64 S8k: 1.0x cuDNN
-    s2 = ("8", "16", "16", "2048", "2048", "128", "0")     # 0.9x best
-    s2c = ("8", "16", "16", "2048", "2048", "128", "1")
-    s4 = ("4", "16", "16", "4096", "4096", "128", "0")     # FA4 missing: cuDNN alone
-    s1 = ("16", "16", "16", "1024", "1024", "128", "0")    # S 1k: no target
+    def as_run(rows):
+        """The rows through a bench CSV and plots/plot.py's reader, as `make targets` reads a run."""
+        p = os.path.join(tmp, "h200-2000-01-01.csv")
+        with open(p, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=plot.BENCH_COLS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: "" if r.get(k) is None else r[k] for k in plot.BENCH_COLS})
+        back = plot.read_bench_csv(p)
+        check(back is not None and len(back) == len(rows), "the CSV reads back whole")
+        return plot.Run(p, back)
+
+    s8 = (2, 16, 16, 8192, 8192, 128, 0)     # D128 S8k: 1.0x best
+    s8c = (2, 16, 16, 8192, 8192, 128, 1)    # its causal row
+    d64 = (2, 32, 32, 8192, 8192, 64, 0)     # D64 S8k: 1.0x cuDNN
+    s2 = (8, 16, 16, 2048, 2048, 128, 0)     # 0.9x best
+    s2c = (8, 16, 16, 2048, 2048, 128, 1)
+    s4 = (4, 16, 16, 4096, 4096, 128, 0)     # FA4 missing: cuDNN alone
+    s1 = (16, 16, 16, 1024, 1024, 128, 0)    # S 1k: no target
     dec = [d[1] for d in DECODE]
     rows = [
         row("stage", "F", s8, 700.0), row("baseline", "sdpa_cudnn", s8, 650.0), row("baseline", "fa4", s8, 700.0),
@@ -188,9 +177,11 @@ def selftest():
         row("stage", "D", dec[0], ms=0.25, gbps=4000.0), row("baseline", "sdpa_cudnn", dec[0], ms=0.45),
         row("stage", "D", dec[1], ms=0.25), row("baseline", "sdpa_cudnn", dec[1], ms=0.4475),
         row("stage", "D", dec[2], ms=0.05, tf=690.0), row("baseline", "sdpa_cudnn", dec[2], ms=0.2),
-        row("ceiling", "hbm_read", ("",) * 7, gbps=4250.0), row("ceiling", "cublaslt_fp8_gemm", ("",) * 7, tf=1600.0),
+        row("ceiling", "hbm_read", (None,) * 7, gbps=4250.0), row("ceiling", "cublaslt_fp8_gemm", (None,) * 7, tf=1600.0),
     ]
-    fv = {key(v["row"]): v for v in stage_f_verdicts(rows)}
+    tmp = tempfile.mkdtemp()
+    run = as_run(rows)
+    fv = {key(v["row"]): v for v in stage_f_verdicts(run)}
     check(len(fv) == 6, "six stage F rows judged (S 1k and stage C left out), got %d" % len(fv))
     check(fv[s8]["met"] and fv[s8]["rule"] == "1.0x best", "equal to the best meets 1.0x best")
     check(not fv[s8c]["met"], "599.9 against a best of 600 misses 1.0x best")
@@ -199,24 +190,15 @@ def selftest():
     check(not fv[s2c]["met"], "449 against 0.9 x 500 misses")
     check(fv[s4]["met"] and fv[s4]["best"] == 600.0 and fv[s4]["note"] == "FA4 not in this run",
           "FA4 not installed: the best is cuDNN's, and the row says so")
-    dv = decode_verdicts(rows)
+    dv = decode_verdicts(run)
     check(dv[0]["met"] and abs(dv[0]["ratio"] - 1.8) < 1e-9, "GQA at exactly 1.8x cuDNN meets it")
     check("94.1% of the read ceiling" in dv[0]["note"], "GQA's bandwidth against the read ceiling: %r" % dv[0]["note"])
     check(not dv[1]["met"] and abs(dv[1]["ratio"] - 1.79) < 1e-9, "Llama at 1.79x misses 1.8x")
     check(not dv[2]["met"] and dv[2]["note"] == "no flash row", "MQA without a flash row is not met and says why")
     rows.append(row("baseline", "sdpa_flash", dec[2], ms=0.125))
-    dv = decode_verdicts(rows)
+    dv = decode_verdicts(as_run(rows))
     check(dv[2]["met"] and "43.1% of the FP8 GEMM ceiling" in dv[2]["note"], "MQA at 2.5x flash, 690 of 1600 TFLOP/s: %r" % dv[2]["note"])
-    # the CSV path: written out with the bench's extra columns, read back, the same verdicts
-    with tempfile.TemporaryDirectory() as tmp:
-        p = os.path.join(tmp, "h200-2000-01-01.csv")
-        with open(p, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLS, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow(r)
-        back = read_rows(p)
-        check([v["met"] for v in stage_f_verdicts(back)] == [v["met"] for v in stage_f_verdicts(rows)], "verdicts survive the CSV")
+    shutil.rmtree(tmp)
     print("targets selftest: %s" % ("FAILED (%d)" % len(fails) if fails else "passed"))
     return 1 if fails else 0
 
@@ -224,14 +206,20 @@ def selftest():
 def main(argv):
     if argv[1:2] == ["--selftest"]:
         return selftest()
-    path = argv[1] if len(argv) > 1 else newest_csv()
-    if not path:
-        print("make targets: no plots/data/h200-*.csv yet (make bench writes one)")
+    if len(argv) > 1:
+        if not os.path.exists(argv[1]):
+            print("make targets: %s: no such file" % argv[1], file=sys.stderr)
+            return 2
+        rows = plot.read_bench_csv(argv[1])
+        if rows is None:
+            print("make targets: %s: not a make bench CSV" % argv[1], file=sys.stderr)
+            return 2
+        return report(plot.Run(argv[1], rows))
+    run = h200_run()
+    if run is None:
+        print("make targets: no full H200 run in plots/data yet (make bench writes one)")
         return 0
-    if not os.path.exists(path):
-        print("make targets: %s: no such file" % path, file=sys.stderr)
-        return 2
-    return report(path)
+    return report(run)
 
 
 if __name__ == "__main__":
