@@ -23,7 +23,6 @@ static size_t kv_index(const attn_shape *s, int b, int hk, int j)
     return (((size_t)b * s->hkv + hk) * s->skv + j) * (size_t)s->d;
 }
 
-
 /* One (batch, head, row): scores, softmax, P.V. round_p selects the variant (reference.h). */
 static void attention_row(const attn_shape *s, const float *q, const float *k, const float *v,
                           int b, int h, int i, double *scores, double *o_row, double *lse_out,

@@ -32,14 +32,15 @@ void ref_attention_bf16p(const attn_shape *s, const float *q, const float *k, co
 
 /* One row (b, h, i) of either reference: o_row[D], *lse (may be NULL). scores is scratch of Skv
  * doubles. round_p: REF_P_EXACT (0) the exact reference, REF_P_BF16 (1) the emulating one,
- * REF_P_BF16_OFF_MAX + k (k = 0..7) the emulating one for a kernel whose row max lags (stage F's
+ * REF_P_BF16_OFF_MAX + k (k = 0..6) the emulating one for a kernel whose row max lags (stage F's
  * --rescale-th): there P = exp2(s - m') with m' up to N below the row's max, so a tile's largest P
  * is no longer exactly 1 and bf16 rounds P at scales the reference cannot know. Variant k rounds
  * every P at the scale 2^((k + 1) / 8) (P times it, rounded, divided by it); the largest P is
- * rounded too (the fp64 scaling adds 1e-16, nothing next to bf16's 2^-8). Where one key dominates
- * a row, O's error is that key's P rounding, so eight phases of the bf16 grid sample it close to
- * its worst. For checking a sample of rows. */
-enum { REF_P_EXACT = 0, REF_P_BF16 = 1, REF_P_BF16_OFF_MAX = 2, REF_P_OFF_SCALES = 8 };
+ * rounded too (the fp64 scaling adds 1e-16, nothing next to bf16's 2^-8). With REF_P_BF16 (scale
+ * 1, and any power of two rounds alike) they are eight phases of the bf16 grid: where one key
+ * dominates a row, O's error is that key's P rounding, and they sample it close to its worst.
+ * For checking a sample of rows. */
+enum { REF_P_EXACT = 0, REF_P_BF16 = 1, REF_P_BF16_OFF_MAX = 2, REF_P_OFF_SCALES = 7 };
 void ref_attention_row(const attn_shape *s, const float *q, const float *k, const float *v, int b, int h,
                        int i, int round_p, double *scores, double *o_row, double *lse);
 
