@@ -69,6 +69,12 @@ typedef struct {
     int kv_tma;                      /* sm90's unpipelined kernels and (1) its ring past 32 rows: K and V
                                       * gathered by TMA, one box a page (dec_kv_tma_box); 0 = cp.async, 16
                                       * bytes a copy */
+    int fair;                        /* sm90's swapped kernel with the next tile's boxes ahead (--fair N): a
+                                      * CTA more than N tiles ahead of the grid's mean holds its next boxes
+                                      * back; 0 = off */
+    unsigned long long *fair_ctr;    /* --fair: the KV tiles whose boxes the grid issued, never reset */
+    unsigned long long fair_base;    /* --fair: the counter's value when this launch began */
+    unsigned long long fair_total;   /* --fair: the KV tiles all CTAs of one launch read */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -129,6 +135,20 @@ FMHA_HD void dec_split_tiles(const dec_params *p, int len, int s, int *t0, int *
     const int nt = dec_kv_tiles(len), per = (nt + p->splits - 1) / p->splits;
     *t0 = s * per;
     *t1 = *t0 + per < nt ? *t0 + per : nt;
+}
+
+/* The KV tiles one launch reads over all its CTAs, for sequence lengths lens[B] (--fair's total):
+ * each of the m-tile CTAs of a (sequence, KV head, split) reads that split's tiles. */
+FMHA_HD unsigned long long dec_grid_tiles(const dec_params *p, const int32_t *lens)
+{
+    unsigned long long n = 0;
+    for (int b = 0; b < p->b; b++)
+        for (int s = 0; s < p->splits; s++) {
+            int t0, t1;
+            dec_split_tiles(p, lens[b], s, &t0, &t1);
+            if (t1 > t0) n += (unsigned long long)(t1 - t0);
+        }
+    return n * (unsigned long long)dec_m_tiles(p) * (unsigned long long)p->hkv;
 }
 
 /* The KV tiles the L2 prefetch (--prefetch N) covers while tile j of a split [t0, t1) is gathered:

@@ -37,6 +37,9 @@ static const flag_t flags[] = {
      "auto|0|1|2: K and V gathered by TMA, one box a page (sm90's unpipelined kernels, and at 1 the load warps of the "
      "ring past 32 rows; 2: the next tile's boxes issued during this one; auto: 2, 0 where TMA does not apply and on "
      "the ring)"},
+    {"--fair", K_INT, OFF(fair), OPT_DECODE, 0,
+     "N: a CTA more than N KV tiles ahead of the grid's mean progress holds its next tile's boxes back, so the CTAs "
+     "end together (sm90's kernel up to 32 packed rows with --kv-tma 2, a grid of one wave; 0 = off)"},
     {"--m64-groups", K_INT, OFF(m64_groups), OPT_DECODE, 0, "1|2: warpgroups of 64 packed rows sharing each K/V tile (sm90, past 32 rows)"},
     {"--ring", K_AUTO_INT, OFF(ring), OPT_RING, 0, "auto|N: K/V ring slots (stage F; stage D: the pipelined decode, auto: 3 on sm90 past 32 packed rows at D <= 128 where a split holds >= 8 tiles, else none; 1: none)"},
     {"--ws", K_BOOL, OFF(ws), OPT_PIPE, 0, "warp specialisation: a producer warp of its own (0/1)"},
@@ -312,6 +315,7 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
      * without them keep their names */
     if ((accepts & OPT_DECODE) && o->prefetch) n += snprintf(buf + n, len - (size_t)n, " prefetch=%d", o->prefetch);
     if ((accepts & OPT_DECODE) && o->kv_tma >= 0) n += snprintf(buf + n, len - (size_t)n, " kv_tma=%d", o->kv_tma);
+    if ((accepts & OPT_DECODE) && o->fair) n += snprintf(buf + n, len - (size_t)n, " fair=%d", o->fair);
     if ((accepts & OPT_DECODE) && o->m64_groups > 1) n += snprintf(buf + n, len - (size_t)n, " m64_groups=%d", o->m64_groups);
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE) && o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
     if ((accepts & OPT_OVERLAP) && !(accepts & OPT_PIPE) && o->overlap > 0)

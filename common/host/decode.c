@@ -96,6 +96,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->ring = o->ring;
     p->overlap = o->overlap > 0 && o->ring > 0;
     p->prefetch = o->prefetch;
+    p->fair = o->fair;
     p->kv_tma = dec_kv_tma_of(o);
     p->scale = 1.0f / sqrtf((float)o->d);
     p->faults = o->fault_bits;
@@ -213,6 +214,7 @@ int dec_problem_make(const fmha_opts *o, int bm, int slots, dec_problem *dp)
     dec_params *p = &dp->p;
     shape_params(o, bm, &dp->c, p);
     p->splits = dec_splits_for(o, p, slots);
+    if (p->fair) p->fair_total = dec_grid_tiles(p, dp->c.seqlens);
     dp->splits_auto = o->splits == 0;
     dp->nq = (size_t)o->b * o->sq * o->hq * o->d;
     dp->nlse = (size_t)o->b * o->hq * o->sq;

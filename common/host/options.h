@@ -33,6 +33,9 @@ typedef struct {
     int kv_tma;                 /* stage D (sm90): K and V gathered by TMA, one box a page (0/1; 2: the
                                  * next tile's boxes issued during this one; -1 auto:
                                  * dec_kv_tma_resolve) */
+    int fair;                   /* stage D (sm90's swapped kernel, the next tile's boxes ahead, one wave):
+                                 * a CTA more than this many KV tiles ahead of the grid's mean progress
+                                 * holds its next boxes back; 0 = off */
     int m64_groups;             /* stage D (sm90, past 32 packed rows): warpgroups of 64 rows sharing a
                                  * K/V tile (1 or 2; 0 = 1) */
     int ring;                   /* K/V ring slots; 0 = auto (stage F: the deepest of 1..2 the SMEM

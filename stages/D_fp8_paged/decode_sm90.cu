@@ -73,11 +73,12 @@
 // computes instead of waiting for every tile's bytes, and no lookup's load is waited for).
 // RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
 // keep full.
-template <int D, int NR, int RING, int KT, bool TL = false>
+template <int D, int NR, int RING, int KT, bool TL = false, bool FR = false>
 static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
     decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
     static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
+    static_assert(!FR || KT == 2, "--fair holds back the next tile's boxes, which only --kv-tma 2 issues ahead");
     constexpr bool AHEAD = KT == 2;
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
@@ -153,6 +154,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     if constexpr (AHEAD) { // the first tile's copies go out before Q's quantisation
         __syncthreads();   // the barrier's init before warp 0's boxes complete on it
         tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
+    }
+    unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
+    if constexpr (FR) {
+        if (t == 0) {
+            fair_count(p);
+            fair_v = fair_seen(p);
+        }
     }
 
     // Step 1: prologue: Q quantised per row
@@ -269,7 +277,19 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         consumers_sync<RING>();
         // AHEAD: every thread's S MMAs are waited for and V_j was transposed before them: K and Vs
         // are free, tile j+1's boxes go out
-        if (more && t < 32) tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar, threadIdx.x);
+        if (more && t < 32) {
+            if constexpr (FR) { // --fair: held back while this CTA runs ahead of the grid
+                if (t == 0) fair_v = fair_hold(p, fair_v, j + 2 - t0, t1 - t0);
+                __syncwarp();
+            }
+            tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar, threadIdx.x);
+            if constexpr (FR) {
+                if (t == 0) {
+                    fair_count(p);
+                    fair_v = fair_seen(p); // lands under this tile's softmax and P V
+                }
+            }
+        }
         float alpha[RPT], base[RPT];
 #pragma unroll
         for (int jr = 0; jr < RPT; jr++) {
@@ -597,8 +617,12 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // buffer after S, the m64 kernels' second K buffer).
 // tl (--timeline): the stamping twins of the default gathers only, the swapped and the one-group
 // m64 kernels with the next tile's boxes ahead (kt 2); stage_d.c refuses the others.
-template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0)
+template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0, bool fr = false)
 {
+    if (fr) { // --fair: the swapped kernel with the next tile's boxes ahead (stage_d.c's rules)
+        if constexpr (NR < DEC_BM_SM90) return tl ? decode_kernel_swapped<D, NR, 0, 2, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, true>;
+        else return nullptr;
+    }
     if (tl) {
         if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 2, 1, true>;
         else if constexpr (NR < DEC_BM_SM90) return decode_kernel_swapped<D, NR, 0, 2, true>;
@@ -679,15 +703,29 @@ static int launch_rows(const dec_params &p)
     memset(&a, 0, sizeof a);
     a.p = p;
     if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
+    // --fair: one counter for the life of the process, never reset; each launch's tiles start where
+    // the last one's ended (launches run one after another on one device, each to its end)
+    static unsigned long long *fair_ctr = nullptr, fair_next = 0;
+    if (p.fair) {
+        if (!fair_ctr) {
+            CUDA_CHECK(cudaMalloc(&fair_ctr, sizeof *fair_ctr));
+            CUDA_CHECK(cudaMemset(fair_ctr, 0, sizeof *fair_ctr));
+        }
+        a.p.fair_ctr = fair_ctr;
+        a.p.fair_base = fair_next;
+    }
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR == DEC_BM_SM90 ? 0 : p.ring; // one 64-row group has no ring (stage_d.c: --ring takes two)
-        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr, p.overlap);
+        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr, p.overlap, p.fair > 0);
         if (!k) {
-            if (p.timeline) fprintf(stderr, "stage D: --timeline: no stamping kernel for %d packed rows a CTA\n", NR);
+            if (p.fair) fprintf(stderr, "stage D: --fair: no kernel for %d packed rows a CTA (stage_d.c's rules)\n", NR);
+            else if (p.timeline) fprintf(stderr, "stage D: --timeline: no stamping kernel for %d packed rows a CTA\n", NR);
             else fprintf(stderr, "stage D: no sm90 kernel for %d packed rows a CTA at D = %d with --ring %d\n", NR, p.d, ring);
             return 1;
         }
-        return launch_kernel(k, dec_grid(&p), dec_sm90_block(NR, ring), smem, a);
+        const int rc = launch_kernel(k, dec_grid(&p), dec_sm90_block(NR, ring), smem, a);
+        if (rc == 0 && p.fair) fair_next += p.fair_total; // every CTA counts its tiles: the next launch starts past them
+        return rc;
     });
 }
 

@@ -97,6 +97,46 @@ static __device__ __forceinline__ void timeline_stamp(const dec_params &p, int w
     p.timeline[cta * DEC_TL_WORDS + what] = v;
 }
 
+// --fair N (the swapped kernel with the next tile's boxes ahead, FR = true; a grid of one wave,
+// which stage_d.c checks): the CTAs of one SM end up to 15 us apart in launch order (the warp
+// scheduler serves older warps first, notes/fp8-decode-pipeline.md), and from the first exit on
+// the grid has fewer tiles in flight. Each CTA adds the tiles whose boxes it issued to one counter
+// (never reset: a launch's tiles are fair_base + 0 .. fair_total - 1), and before issuing its next
+// tile's boxes, a CTA whose share of its own tiles would pass the grid's share by more than N of
+// its tiles naps, a bounded number of times (a wait that can only end early, never deadlock). The
+// counter is read one tile ahead: the load lands while the tile computes, so a CTA that is not
+// ahead waits for nothing. Thread 0 only (warp 0 issues the boxes).
+#ifndef DEC_FAIR_NAP_NS
+#define DEC_FAIR_NAP_NS 256 // a nap: about 1/16 of a steady tile at the GQA target (3.96 us)
+#endif
+#ifndef DEC_FAIR_MAX_NAPS
+#define DEC_FAIR_MAX_NAPS 64 // at most ~20 us held a tile (a nap lasts 256 ns or more)
+#endif
+static __device__ __forceinline__ unsigned long long fair_seen(const dec_params &p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p.fair_ctr) : "memory");
+    return v - p.fair_base;
+}
+static __device__ __forceinline__ void fair_count(const dec_params &p)
+{
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(p.fair_ctr) : "memory");
+}
+// mine of my n tiles issued (the next one included) against `seen` of the grid's fair_total:
+// mine / n > seen / total + N / n, in integers
+static __device__ __forceinline__ bool fair_ahead(const dec_params &p, unsigned long long seen, int mine, int n)
+{
+    return (unsigned long long)mine * p.fair_total > seen * (unsigned long long)n + (unsigned long long)p.fair * p.fair_total;
+}
+static __device__ __forceinline__ unsigned long long fair_hold(const dec_params &p, unsigned long long seen, int mine, int n)
+{
+    for (int k = 0; k < DEC_FAIR_MAX_NAPS && fair_ahead(p, seen, mine, n); k++) {
+        __nanosleep(DEC_FAIR_NAP_NS);
+        seen = fair_seen(p);
+    }
+    return seen;
+}
+
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
 // row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
 template <int D, int NR>

@@ -96,6 +96,42 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
     return 0;
 }
 
+static int wave_slots(const fmha_opts *o, char *how, size_t len);
+
+/* --fair N: the swapped kernel with the next tile's boxes ahead (decode_sm90_steps.cuh, fair_hold),
+ * on a grid whose CTAs are all resident at once: a CTA ahead of the grid's mean waits for CTAs that
+ * must be running (a later wave could only start once it exits; the wait is bounded either way). */
+static int validate_fair(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->backend != BACKEND_SM90 || o->ring || bm_of(o) >= DEC_BM_SM90 || dec_kv_tma_of(o) != 2) {
+        snprintf(err, len, "--fair=%d: the CTAs hold back the next tile's boxes, which sm90's kernel up to 32 packed "
+                 "rows issues ahead with --kv-tma 2 (auto) and no --ring: here --backend %s, %d packed rows a CTA, "
+                 "--ring %d, --kv-tma %d", o->fair, backend_name(o->backend), bm_of(o), o->ring, dec_kv_tma_of(o));
+        return 2;
+    }
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
+    if (!lens || o->hkv < 1 || o->hq % o->hkv || dec_lengths(o, lens, err, len)) { /* dec_validate names the rule */
+        free(lens);
+        err[0] = 0;
+        return 0;
+    }
+    dec_params shape;
+    memset(&shape, 0, sizeof shape);
+    shape.b = o->b; shape.hq = o->hq; shape.hkv = o->hkv; shape.sq = o->sq; shape.d = o->d; shape.bm = bm_of(o);
+    for (int b = 0; b < o->b; b++) shape.max_len = lens[b] > shape.max_len ? lens[b] : shape.max_len;
+    free(lens);
+    char how[80];
+    const int slots = wave_slots(o, how, sizeof how);
+    shape.splits = dec_splits_for(o, &shape, slots);
+    const long long ctas = (long long)dec_m_tiles(&shape) * shape.splits * o->hkv * o->b;
+    if (ctas > slots) {
+        snprintf(err, len, "--fair=%d: a CTA ahead of the grid's mean waits for the others, so all of them must be "
+                 "resident at once: %lld CTAs (%d splits) over %d resident (%s)", o->fair, ctas, shape.splits, slots, how);
+        return 2;
+    }
+    return 0;
+}
+
 static int validate(const fmha_opts *o_in, char *err, size_t len)
 {
     int auto_tiles;
@@ -179,6 +215,7 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "cp.async; the TMA gather lands V in K's layout only", o->kv_tma);
         return 2;
     }
+    if (o->fair && validate_fair(o, err, len)) return 2;
     const int sm90 = o->backend == BACKEND_SM90;
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring, dec_ring_p_in_regs(sm90, bm_of(o))).bytes;
     if (o->ring && ring_bytes > SMEM_OPTIN_MAX_BYTES) {
@@ -305,7 +342,8 @@ static const char *const bench_rows[] = {
  * under the next tile's softmax there; --ring 3 --kv-tma 1: its load warps gather by TMA), the L2 prefetch
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
- * and two warpgroups on one K/V tile (--m64-groups, MQA) at the target shapes and across the GQA
+ * and two warpgroups on one K/V tile (--m64-groups, MQA), the CTAs held to the grid's mean progress
+ * (--fair, GQA's one wave) at the target shapes and across the GQA
  * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
  * switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
@@ -360,6 +398,10 @@ static const char *const ablation_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 16384 --d 128 --page 64 --m64-groups 2 --kv-tma 0",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 4096 --d 128 --page 64 --m64-groups 2",
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --m64-groups 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --fair 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --fair 1",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)

@@ -260,6 +260,24 @@ Test(stage_d_gpu, sm90_kv_tma_ahead, .timeout = 600)
     SM90_ROWS(kv_ahead_rows, 2, "--kv-tma 2");
 }
 
+/* The CTAs held to the grid's mean progress (--fair N: a CTA ahead naps before its next tile's
+ * boxes): a timing change only, so the same rows as the default gather must pass: 8, 16 and 32
+ * packed rows, D 64 / 128 / 256, page 16..256, ragged lengths (CTAs of 1 tile beside CTAs of 64),
+ * split on and off, leads of 1, 2 and 8 tiles, and the GQA target's heads and length at B 8. */
+static const char *const fair_rows[] = {
+    "--b 6 --hq 64 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --splits 1 --fair 1 --seed 181",
+    "--b 6 --hq 64 --hkv 8 --sq 2 --skv 2100 --ragged --d 128 --page 16 --splits 2 --fair 2 --seed 182",
+    "--b 5 --hq 64 --hkv 8 --sq 1 --seqlens 1,127,128,129,8000 --d 64 --page 128 --splits 1 --fair 1 --seed 183",
+    "--b 4 --hq 16 --hkv 2 --sq 2 --seqlens 255,256,257,600 --d 256 --page 256 --fair 1 --seed 184",
+    "--b 3 --hq 32 --hkv 2 --sq 2 --skv 3000 --ragged --d 128 --page 32 --splits 3 --fair 8 --seed 185",
+    "--b 8 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 1 --seed 186",
+};
+Test(stage_d_gpu, sm90_fair, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(fair_rows, 2, "--fair");
+}
+
 /* The cp.async gather (--kv-tma 0: 16 bytes a lane, zero fill past the end), no longer sm90's
  * default: the TMA rows' shapes again, both kernels, every page size, split on and off, D 64 / 128
  * / 256, with the prefetch and with two warpgroups a tile. */

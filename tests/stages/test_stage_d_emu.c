@@ -89,6 +89,15 @@ Test(stage_d_emu, program_contract)
     refused("--backend sm90 --m64-groups 3 --hq 128 --hkv 1", "one or two warpgroups");
     refused("--backend emu --m64-groups 2 --hq 128 --hkv 1", "two warpgroups share the tiles");
     refused("--backend sm90 --m64-groups 2 --hq 16 --hkv 2", "more than 32 packed rows");
+    /* --fair: sm90's kernel up to 32 packed rows with the next tile's boxes ahead, on one wave */
+    refused("--backend emu --fair 1", "fair=1: the CTAs hold back the next tile");
+    refused("--backend sm100 --fair 1", "fair=1: the CTAs hold back the next tile");
+    refused("--backend sm90 --fair 1 --hq 128 --hkv 1", "kernel up to 32 packed rows issues ahead");
+    refused("--backend sm90 --fair 1 --kv-tma 1", "2 (auto) and no --ring: here --backend sm90, 8 packed rows a CTA, --ring 0, --kv-tma 1");
+    refused("--backend sm90 --fair 1 --ring 2", "2 (auto) and no --ring: here --backend sm90, 8 packed rows a CTA, --ring 2");
+    refused("--backend sm90 --fair -1", "must be >= 0");
+    refused("--backend sm90 --fair 1 --b 64 --hq 64 --hkv 8 --skv 8192 --page 64 --splits 3",
+            "all of them must be resident at once: 1536 CTAs (3 splits)");
     /* ragged lengths with Sq rows past the start of a short sequence: rows with no key */
     cr_expect_eq(program_exit_code("stage_D", "--backend emu --b 3 --hq 4 --hkv 1 --sq 5 --seqlens 2,1,40 --d 64 "
                                               "--page 16 --splits 2 > /dev/null"), 0);

@@ -36,6 +36,21 @@ Test(decode_core, splits_cover_every_tile_once_in_order)
         }
 }
 
+/* --fair's total: every m-tile CTA of a (sequence, KV head, split) reads that split's tiles, counted
+ * here by hand: 300 keys are 3 tiles of 128, split 2 ways as 2 + 1; 1 key is 1 tile, its second
+ * split empty; 129 keys are 2 tiles. */
+Test(decode_core, grid_tiles_count_every_cta_s_tiles)
+{
+    dec_params p;
+    memset(&p, 0, sizeof p);
+    p.b = 2; p.hq = 16; p.hkv = 2; p.sq = 1; p.bm = 8; p.splits = 2;
+    const int32_t lens[2] = {1, 300};
+    cr_expect_eq(dec_grid_tiles(&p, lens), 8ull, "(1 + 2 + 1) tiles x 1 m-tile x 2 KV heads");
+    p.splits = 1; p.sq = 3; /* 24 packed rows: 3 m-tiles of 8 */
+    const int32_t lens2[2] = {128, 129};
+    cr_expect_eq(dec_grid_tiles(&p, lens2), 18ull, "(1 + 2) tiles x 3 m-tiles x 2 KV heads");
+}
+
 Test(decode_core, causal_among_the_new_rows_is_bottom_right)
 {
     const dec_params p = shape(1, 8, 1, 4, 64, 1, 100);
