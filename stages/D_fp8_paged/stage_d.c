@@ -400,8 +400,8 @@ static const char *const ablation_rows[] = {
     "--b 32 --hq 128 --hkv 1 --sq 1 --skv 32768 --d 128 --page 64 --m64-groups 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 1",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 2",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --fair 1",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --fair 1",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --fair 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --fair 2",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)
