@@ -136,9 +136,10 @@ int stage_d_sm90_launch(const void *params);
 /* The split-KV merge kernel alone (both architectures): O_part, LSE_part -> O, LSE. */
 int stage_d_merge_launch(const dec_params *p);
 /* Resident CTAs per SM of the sm90 decode kernel at head dim d with `rows` packed rows, `ring`
- * slots (0: unpipelined) and the TMA gather or not (the occupancy calculator), for --splits auto.
- * 0 on a CUDA error (printed). */
-int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma);
+ * slots (0: unpipelined), the TMA gather or not, and --fair's twin or not (it holds more
+ * registers: at 16 rows 2 CTAs an SM instead of 3), by the occupancy calculator, for --splits
+ * auto and --fair's one-wave rule. 0 on a CUDA error (printed). */
+int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma, int fair);
 #ifdef __cplusplus
 }
 #endif

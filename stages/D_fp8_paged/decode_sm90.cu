@@ -745,11 +745,11 @@ extern "C" int stage_d_sm90_launch(const void *params)
 }
 
 template <int NR>
-static int occupancy_rows(int d, int ring, int kt)
+static int occupancy_rows(int d, int ring, int kt, bool fr)
 {
     const uint32_t smem = dec_smem_layout_of(NR, d, ring, kt).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false);
+        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false, 0, fr); // --fair's twin holds more registers
         if (!k) return 0; // no kernel for this ring at this D (stage_d.c refuses it before)
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
@@ -761,13 +761,13 @@ static int occupancy_rows(int d, int ring, int kt)
     });
 }
 
-extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma)
+extern "C" int stage_d_sm90_ctas_per_sm(int d, int rows, int ring, int kv_tma, int fair)
 {
     switch (rows) {
-    case 8: return occupancy_rows<8>(d, ring, kv_tma);
-    case 16: return occupancy_rows<16>(d, ring, kv_tma);
-    case 32: return occupancy_rows<32>(d, ring, kv_tma);
-    case 128: return occupancy_rows<128>(d, ring, kv_tma);
-    default: return occupancy_rows<64>(d, 0, kv_tma);
+    case 8: return occupancy_rows<8>(d, ring, kv_tma, fair != 0);
+    case 16: return occupancy_rows<16>(d, ring, kv_tma, fair != 0);
+    case 32: return occupancy_rows<32>(d, ring, kv_tma, fair != 0);
+    case 128: return occupancy_rows<128>(d, ring, kv_tma, fair != 0);
+    default: return occupancy_rows<64>(d, 0, kv_tma, false);
     }
 }

@@ -107,10 +107,10 @@ static __device__ __forceinline__ void timeline_stamp(const dec_params &p, int w
 // counter is read one tile ahead: the load lands while the tile computes, so a CTA that is not
 // ahead waits for nothing. Thread 0 only (warp 0 issues the boxes).
 #ifndef DEC_FAIR_NAP_NS
-#define DEC_FAIR_NAP_NS 256 // a nap: about 1/16 of a steady tile at the GQA target (3.96 us)
+#define DEC_FAIR_NAP_NS 256 // a nap asks for 256 ns, about 1/16 of a steady tile at the GQA target (3.96 us)
 #endif
 #ifndef DEC_FAIR_MAX_NAPS
-#define DEC_FAIR_MAX_NAPS 64 // at most ~20 us held a tile (a nap lasts 256 ns or more)
+#define DEC_FAIR_MAX_NAPS 64 // at most about 33 us held a tile (__nanosleep(t) sleeps between 0 and 2t)
 #endif
 static __device__ __forceinline__ unsigned long long fair_seen(const dec_params &p)
 {
@@ -123,9 +123,11 @@ static __device__ __forceinline__ void fair_count(const dec_params &p)
     asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(p.fair_ctr) : "memory");
 }
 // mine of my n tiles issued (the next one included) against `seen` of the grid's fair_total:
-// mine / n > seen / total + N / n, in integers
+// mine / n > seen / total + N / n, in integers. A count outside 0..total (the counter behind the
+// base after a launch that stopped short, a trap) never holds: the wrapped products could.
 static __device__ __forceinline__ bool fair_ahead(const dec_params &p, unsigned long long seen, int mine, int n)
 {
+    if (seen > p.fair_total) return false;
     return (unsigned long long)mine * p.fair_total > seen * (unsigned long long)n + (unsigned long long)p.fair * p.fair_total;
 }
 static __device__ __forceinline__ unsigned long long fair_hold(const dec_params &p, unsigned long long seen, int mine, int n)

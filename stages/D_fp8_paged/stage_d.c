@@ -57,7 +57,7 @@ static int ring_auto(const fmha_opts *o, int *tiles_per_split)
     int sms = 0, dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    const int per_sm = stage_d_sm90_ctas_per_sm(o->d, 2 * DEC_BM_SM90, DEC_RING_AUTO_SLOTS, 0);
+    const int per_sm = stage_d_sm90_ctas_per_sm(o->d, 2 * DEC_BM_SM90, DEC_RING_AUTO_SLOTS, 0, 0);
     return stage_d_ring_auto(o, sms * (per_sm > 0 ? per_sm : 1), tiles_per_split);
 }
 /* The options a run uses: --ring auto resolved (ring_auto), --ring 1 (one slot: the unpipelined
@@ -126,7 +126,8 @@ static int validate_fair(const fmha_opts *o, char *err, size_t len)
     const long long ctas = (long long)dec_m_tiles(&shape) * shape.splits * o->hkv * o->b;
     if (ctas > slots) {
         snprintf(err, len, "--fair=%d: a CTA ahead of the grid's mean waits for the others, so all of them must be "
-                 "resident at once: %lld CTAs (%d splits) over %d resident (%s)", o->fair, ctas, shape.splits, slots, how);
+                 "resident at once: %lld CTAs (%d splits%s) over %d resident (%s)", o->fair, ctas, shape.splits,
+                 o->splits ? "" : ", by --splits auto: --splits N picks another count", slots, how);
         return 2;
     }
     return 0;
@@ -235,7 +236,7 @@ static int wave_slots(const fmha_opts *o, char *how, size_t len)
     int sms = 148, per_sm = 1, dev = 0;
     if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, dec_kv_tma_of(o));
+    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, dec_kv_tma_of(o), o->fair > 0);
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
