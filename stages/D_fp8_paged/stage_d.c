@@ -234,9 +234,11 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
 static int wave_slots(const fmha_opts *o, char *how, size_t len)
 {
     int sms = 148, per_sm = 1, dev = 0;
-    if (o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess)
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (o->backend == BACKEND_SM90) per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, dec_kv_tma_of(o), o->fair > 0);
+    const int gpu = o->backend != BACKEND_EMU && cudaGetDevice(&dev) == cudaSuccess;
+    if (gpu) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    /* without a GPU (--fair's rule is checked before the run skips): one CTA an SM, no query */
+    if (o->backend == BACKEND_SM90 && gpu)
+        per_sm = stage_d_sm90_ctas_per_sm(o->d, bm_of(o), o->ring, dec_kv_tma_of(o), o->fair > 0);
     if (per_sm < 1) per_sm = 1;
     snprintf(how, len, "%d SMs x %d CTAs%s", sms, per_sm, o->backend == BACKEND_EMU ? " (a B200, modelled)" : "");
     return sms * per_sm;
