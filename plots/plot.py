@@ -400,12 +400,13 @@ VARIANT_COLOR = {"--ring 1": "tab:red", "--ring 2": "tab:purple", "--ring 3": "t
                  "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--kv-tma 2": "darkgreen", "--m64-groups 2": "tab:orange",
                  "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black",
                  "--m64-groups 2 --kv-tma 2": "dimgray", "--ring 4 --overlap 1": "gold",
-                 "--fair 1": "tab:gray", "--fair 2": "lightgray"}  # none stage D's own red
+                 "--fair 1": "tab:gray", "--fair 2": "lightgray", "--persistent 1": "teal",
+                 "--persistent 1 --fair 2": "darkcyan"}  # none stage D's own red
 VARIANT_WHAT = {"ring": "pipelined", "ring 1": "unpipelined, where auto picks the ring",
                 "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
                 "kv-tma 2": "TMA gather, the next tile's during this one",
                 "m64-groups": "two warpgroups a tile", "overlap 1": "P V under the next softmax",
-                "fair": "CTAs held to the grid's mean progress"}  # by "name value" where the value changes the meaning
+                "fair": "CTAs held to the grid's mean progress", "persistent": "one CTA a slot walks the items"}  # by "name value" where the value changes the meaning
 
 
 def variant_what(var):
@@ -418,7 +419,7 @@ def variant_what(var):
 def ablation_variant(r):
     """'--ring 2', '--prefetch 2', '--kv-tma 1', '--m64-groups 2' (or several, in the note's order) from a
     decode ablation row's note ('switches: --ring 2'), else None. --splits is not a variant."""
-    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups|overlap|fair) (\S+)", r.get("note") or "")
+    m = re.findall(r"--(ring|prefetch|kv-tma|m64-groups|overlap|fair|persistent) (\S+)", r.get("note") or "")
     return " ".join("--%s %s" % g for g in m) if m else None
 
 

@@ -75,6 +75,8 @@ typedef struct {
     unsigned long long *fair_ctr;    /* --fair: the KV tiles whose boxes the grid issued, never reset */
     unsigned long long fair_base;    /* --fair: the counter's value when this launch began */
     unsigned long long fair_total;   /* --fair: the KV tiles all CTAs of one launch read */
+    int persistent;                  /* sm90's swapped kernel with the next tile's boxes ahead (--persistent
+                                      * 1): one CTA per resident slot walks the grid's items */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */

@@ -49,8 +49,10 @@ static const flag_t flags[] = {
     {"--overlap", K_AUTO_BOOL, OFF(overlap), OPT_PIPE | OPT_OVERLAP, 0,
      "auto|0|1: S of tile j+1 issued before the softmax of tile j (stage F; stage D's ring past 32 rows: P V of tile j-1 "
      "under the softmax of tile j, auto: 0)"},
-    {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE, 0,
-     "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one"},
+    {"--persistent", K_AUTO_BOOL, OFF(persistent), OPT_PIPE | OPT_PERSIST, 0,
+     "auto|0|1: sm90: one CTA per SM walks the query tiles, the next tile's Q loading under this one (stage D: one "
+     "CTA per resident slot walks the (sequence, KV head) items, the next item's first tile issued under this one's "
+     "last; auto: 0)"},
     {"--kv-box", K_AUTO_BOOL, OFF(kv_box), OPT_PIPE, 0,
      "auto|0|1: sm90: each K/V tile in one 5-D TMA copy instead of D / 64 4-D ones (auto: 0)"},
     {"--cluster", K_AUTO_INT, OFF(cluster), OPT_PIPE, 0,
@@ -281,6 +283,7 @@ void cli_usage(const char *prog, const char *title, unsigned accepts, const fmha
     }
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE)) printf(" ring=%d", d->ring);
     if ((accepts & OPT_OVERLAP) && !(accepts & OPT_PIPE)) printf(" overlap=%s", auto_bool(d->overlap));
+    if ((accepts & OPT_PERSIST) && !(accepts & OPT_PIPE)) printf(" persistent=%s", auto_bool(d->persistent));
     if (accepts & OPT_PIPE) {
         printf(" ring=");
         if (d->ring) printf("%d", d->ring); else printf("auto");
@@ -318,6 +321,8 @@ void cli_shape_string(const fmha_opts *o, unsigned accepts, char *buf, size_t le
     if ((accepts & OPT_DECODE) && o->fair) n += snprintf(buf + n, len - (size_t)n, " fair=%d", o->fair);
     if ((accepts & OPT_DECODE) && o->m64_groups > 1) n += snprintf(buf + n, len - (size_t)n, " m64_groups=%d", o->m64_groups);
     if ((accepts & OPT_RING) && !(accepts & OPT_PIPE) && o->ring) n += snprintf(buf + n, len - (size_t)n, " ring=%d", o->ring);
+    if ((accepts & OPT_PERSIST) && !(accepts & OPT_PIPE) && o->persistent > 0)
+        n += snprintf(buf + n, len - (size_t)n, " persistent=%d", o->persistent);
     if ((accepts & OPT_OVERLAP) && !(accepts & OPT_PIPE) && o->overlap > 0)
         n += snprintf(buf + n, len - (size_t)n, " overlap=%d", o->overlap);
     if (accepts & OPT_PIPE) {

@@ -97,6 +97,7 @@ static void shape_params(const fmha_opts *o, int bm, const paged_kv *c, dec_para
     p->overlap = o->overlap > 0 && o->ring > 0;
     p->prefetch = o->prefetch;
     p->fair = o->fair;
+    p->persistent = o->persistent > 0;
     p->kv_tma = dec_kv_tma_of(o);
     p->scale = 1.0f / sqrtf((float)o->d);
     p->faults = o->fault_bits;

@@ -18,6 +18,7 @@ enum {
     OPT_PIPE   = 1u << 5, /* --ws, --pingpong, --overlap, --consumers (stage F's pipeline switches) */
     OPT_RING   = 1u << 6, /* --ring (stage F's K/V ring; stage D's pipelined decode) */
     OPT_OVERLAP = 1u << 7, /* --overlap alone (stage D's ring past 32 rows; OPT_PIPE includes it) */
+    OPT_PERSIST = 1u << 8, /* --persistent alone (stage D's decode walking items; OPT_PIPE includes it) */
 };
 
 typedef struct {

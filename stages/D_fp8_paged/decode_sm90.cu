@@ -73,12 +73,13 @@
 // computes instead of waiting for every tile's bytes, and no lookup's load is waited for).
 // RING >= 2: the pipelined decode, the same math on a ring of RING slots that the load warps (4..)
 // keep full.
-template <int D, int NR, int RING, int KT, bool TL = false, bool FR = false>
+template <int D, int NR, int RING, int KT, bool TL = false, bool FR = false, bool PS = false>
 static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_ctas<D, NR, RING>::value)
     decode_kernel_swapped(const __grid_constant__ dec_sm90_args a)
 {
     static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
     static_assert(!FR || KT == 2, "--fair holds back the next tile's boxes, which only --kv-tma 2 issues ahead");
+    static_assert(!PS || (KT == 2 && !TL), "--persistent carries the next tile's boxes across items: --kv-tma 2, no stamps");
     constexpr bool AHEAD = KT == 2;
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
@@ -103,9 +104,22 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         timeline_stamp(p, DEC_TL_SM);
     }
     const int t = threadIdx.x, lane = t % 32, w = t / 32;
-    const int mtiles = dec_m_tiles(&p);
-    const int mt = blockIdx.x % mtiles, split = blockIdx.x / mtiles, hk = blockIdx.y, b = blockIdx.z;
-    const int len = p.seqlens[b], m0 = mt * NR, M = dec_rows(&p);
+    // PS (--persistent 1): this CTA walks items blockIdx.x, + gridDim.x, ... (dec_item_flat); the
+    // one-item kernel's item is its block. What lives across the walk is declared here.
+    const int nitems = PS ? dec_m_tiles(&p) * p.splits * p.hkv * p.b : 1;
+    bool kv_bar_ready = false;     // KT: the kv barrier initialised (once a CTA)
+    uint32_t landed = 0;           // PS: the tiles landed on the kv barrier before this item (its parity)
+    int ahead_item = -1;           // PS: the item whose first tile the last tile of the item before issued
+    unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
+    int fair_done = 0, fair_n = 0; // FR: the tiles this CTA issued, of fair_n (thread 0)
+    if constexpr (FR && PS) {
+        if (t == 0) fair_n = dec_walk_tiles(p, nitems);
+    }
+    dec_table_ahead la; // AHEAD: the entries of tile j+1, loaded during tile j-1 (PS: across items)
+    for (int item = PS ? (int)blockIdx.x : 0; item < nitems; item += PS ? (int)gridDim.x : 1) {
+    const dec_item itm = PS ? dec_item_flat(p, item) : dec_item_at(p, blockIdx.x, blockIdx.y, blockIdx.z);
+    const int mt = itm.mt, split = itm.split, hk = itm.hk, b = itm.b;
+    const int len = itm.len, m0 = mt * NR, M = dec_rows(&p);
     const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
     const float scale_log2 = p.scale * DEC_LOG2E;
     int t0, t1;
@@ -125,6 +139,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 #pragma unroll
             for (int jr = 0; jr < RPT; jr++)
                 if (m0 + row_of(jr) < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[jr]) * p.sq + qi[jr]] = -INFINITY;
+        if constexpr (PS) continue; // the walk's next item
         if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
         return;
     }
@@ -146,22 +161,26 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     }
     const uint32_t kv_bar = bars + 8u * DEC_BAR_KV_FULL; // KT: the TMA gather's barrier (one arrival, the tx)
     if constexpr (KT) {
-        if (t == 0) {
+        if (t == 0 && !kv_bar_ready) {
             mbar_init(kv_bar, 1);
             mbar_fence_init();
         } // the barrier after the prologue orders the init before any use
     }
-    if constexpr (AHEAD) { // the first tile's copies go out before Q's quantisation
-        __syncthreads();   // the barrier's init before warp 0's boxes complete on it
-        tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
+    if constexpr (AHEAD) {
+        if (!PS || ahead_item != item) { // the first tile's copies go out before Q's quantisation
+            if (!kv_bar_ready) __syncthreads(); // the barrier's init before warp 0's boxes complete on it
+            tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
+            if constexpr (FR) {
+                if (t == 0) {
+                    if constexpr (!PS) fair_n = t1 - t0;
+                    fair_count(p);
+                    fair_done++;
+                    fair_v = fair_seen(p);
+                }
+            }
+        } // (PS: else the last tile of the item before issued it, counted)
     }
-    unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
-    if constexpr (FR) {
-        if (t == 0) {
-            fair_count(p);
-            fair_v = fair_seen(p);
-        }
-    }
+    kv_bar_ready = true;
 
     // Step 1: prologue: Q quantised per row
     quantise_q_rows<D, NR>(p, b, hk, m0, smem_q, tq, sm_sq);
@@ -197,13 +216,14 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     // (no register pin: at 128 registers a thread the pinned descriptors pushed values to local memory)
 
     int64_t next_box = -1, next_row = -1; // AHEAD: tile j+1's box (warp 0's lanes) and scale row, made at j's start
-    dec_table_ahead la;                   // AHEAD: the entries of tile j+1, loaded during tile j-1
     dec_table_pos cur = dec_tile_cursor(&p, (t0 + 1) * DEC_BN); // and the cursor of tile j+1
-    if constexpr (AHEAD) {
-        la.fb = dec_tok_part(&p, t * dec_kv_tma_box_rows(p.page) % DEC_BN);
+    if constexpr (AHEAD) { // (PS: tile t0+1's entries were loaded under the item before's last tile, with t0's boxes)
+        la.fb = dec_tok_part(&p, t * dec_kv_tma_box_rows(p.page) % DEC_BN); // the fixed parts: the same every item
         la.ft = dec_tok_part(&p, t);
-        if (t0 + 1 < t1) table_entries_load(p, table, cur, (t0 + 1) * DEC_BN, end, la);
+        if (t0 + 1 < t1 && (!PS || ahead_item != item)) table_entries_load(p, table, cur, (t0 + 1) * DEC_BN, end, la);
     }
+    dec_item nxt;      // PS: the walk's next item with tiles, found at this item's last tile
+    int nxt_item = -1; // (-1: none)
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
         const bool more = AHEAD && j + 1 < t1; // AHEAD: tile j+1's copies are issued during this tile
@@ -213,8 +233,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                 rows_of_entries(p, cur, la, hk, next_box, next_row);
                 cur = dec_tile_cursor_next(&p, cur);
                 if (j + 2 < t1) table_entries_load(p, table, cur, kv0 + 2 * DEC_BN, end, la);
+            } else if constexpr (PS) { // the last tile: the next item's first tile's entries, used after S
+                nxt_item = dec_next_item(p, item, nitems, nxt);
+                if (nxt_item >= 0)
+                    table_entries_load(p, p.block_table + (int64_t)nxt.b * p.max_pages, dec_tile_cursor(&p, nxt.t0 * DEC_BN),
+                                       nxt.t0 * DEC_BN, dec_gather_end(&p, nxt.len), la);
             }
-            kv_tile_land<D, true>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, kv_bar, (uint32_t)(j - t0) & 1u);
+            kv_tile_land<D, true>(p, kv0, end, smem_vs, smem_vt, tk, tv_mn, v_mn, kv_bar, (landed + (uint32_t)(j - t0)) & 1u);
         } else if constexpr (RING > 0) { // Steps 2a, 2a' done by the load role: wait for its slot
             const ring_slot sl = ring_slot_at<D>(smem_k, rs.slot);
             dk = smem_desc_add(dk0, (uint32_t)rs.slot * dec_ring_slot_bytes(D));
@@ -277,15 +302,18 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         consumers_sync<RING>();
         // AHEAD: every thread's S MMAs are waited for and V_j was transposed before them: K and Vs
         // are free, tile j+1's boxes go out
-        if (more && t < 32) {
+        const bool cross = PS && !more && nxt_item >= 0; // PS: the next item's first tile, under this item's last
+        if (cross) rows_of_entries(p, dec_tile_cursor(&p, nxt.t0 * DEC_BN), la, nxt.hk, next_box, next_row);
+        if ((more || cross) && t < 32) {
             if constexpr (FR) { // --fair: held back while this CTA runs ahead of the grid
-                if (t == 0) fair_v = fair_hold(p, fair_v, j + 2 - t0, t1 - t0);
+                if (t == 0) fair_v = fair_hold(p, fair_v, fair_done + 1, fair_n);
                 __syncwarp();
             }
-            tma_issue_boxes<D>(a, next_box, hk, smem_k, smem_vs, tk, kv_bar, threadIdx.x);
+            tma_issue_boxes<D>(a, next_box, cross ? nxt.hk : hk, smem_k, smem_vs, tk, kv_bar, threadIdx.x);
             if constexpr (FR) {
                 if (t == 0) {
                     fair_count(p);
+                    fair_done++;
                     fair_v = fair_seen(p); // lands under this tile's softmax and P V
                 }
             }
@@ -332,6 +360,13 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             int pf_lo, pf_hi;
             dec_prefetch_range(&p, j + 1, t0, t1, &pf_lo, &pf_hi);
             for (int q = pf_lo; q <= pf_hi; q++) prefetch_tile<D, DEC_SM90_THREADS>(p, table, hk, q * DEC_BN, end, t);
+        } else if (cross) { // PS: the next item's first scales, and its second tile's entries (la was read above)
+            scales_issue(p, next_row, sk, sv, threadIdx.x);
+            if (nxt.t0 + 1 < nxt.t1)
+                table_entries_load(p, p.block_table + (int64_t)nxt.b * p.max_pages,
+                                   dec_tile_cursor(&p, (nxt.t0 + 1) * DEC_BN), (nxt.t0 + 1) * DEC_BN,
+                                   dec_gather_end(&p, nxt.len), la);
+            ahead_item = nxt_item;
         }
         svmax = fmaxf(fmaxf(red_sv[0], red_sv[1]), fmaxf(red_sv[2], red_sv[3]));
         float sp[RPT], inv_sp[RPT];
@@ -422,7 +457,9 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             if (m0 + row_of(jr) < M) store_lse(p, split_out, split, b, qh[jr], qi[jr], m_i[jr], l_i[jr]);
         }
     }
+    landed += (uint32_t)(t1 - t0);
     if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
+    } // the walk's next item (PS)
     // Step 4: teardown: nothing to free (no TMEM; the barriers are not reused after the kernel)
 #else
     (void)a;
@@ -617,11 +654,16 @@ static __global__ void __launch_bounds__(DEC_SM90_THREADS * NG, NG == 1 ? DEC_SM
 // buffer after S, the m64 kernels' second K buffer).
 // tl (--timeline): the stamping twins of the default gathers only, the swapped and the one-group
 // m64 kernels with the next tile's boxes ahead (kt 2); stage_d.c refuses the others.
-template <int D, int NR> static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0, bool fr = false)
+template <int D, int NR>
+static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0, bool fr = false, bool ps = false)
 {
-    if (fr) { // --fair: the swapped kernel with the next tile's boxes ahead (stage_d.c's rules)
-        if constexpr (NR < DEC_BM_SM90) return tl ? decode_kernel_swapped<D, NR, 0, 2, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, true>;
-        else return nullptr;
+    if (fr || ps) { // --fair, --persistent: the swapped kernel with the next tile's boxes ahead (stage_d.c's rules)
+        if constexpr (NR < DEC_BM_SM90) {
+            if (ps) return fr ? decode_kernel_swapped<D, NR, 0, 2, false, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, false, true>;
+            return tl ? decode_kernel_swapped<D, NR, 0, 2, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, true>;
+        } else {
+            return nullptr;
+        }
     }
     if (tl) {
         if constexpr (NR == DEC_BM_SM90) return decode_kernel_m64<D, 2, 1, true>;
@@ -716,14 +758,36 @@ static int launch_rows(const dec_params &p)
     }
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR == DEC_BM_SM90 ? 0 : p.ring; // one 64-row group has no ring (stage_d.c: --ring takes two)
-        const dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr, p.overlap, p.fair > 0);
+        const dec_sm90_kernel k =
+            kernel_of<decltype(D)::value, NR>(ring, p.kv_tma, p.timeline != nullptr, p.overlap, p.fair > 0, p.persistent);
         if (!k) {
-            if (p.fair) fprintf(stderr, "stage D: --fair: no kernel for %d packed rows a CTA (stage_d.c's rules)\n", NR);
+            if (p.fair || p.persistent)
+                fprintf(stderr, "stage D: --fair / --persistent: no kernel for %d packed rows a CTA (stage_d.c's rules)\n", NR);
             else if (p.timeline) fprintf(stderr, "stage D: --timeline: no stamping kernel for %d packed rows a CTA\n", NR);
             else fprintf(stderr, "stage D: no sm90 kernel for %d packed rows a CTA at D = %d with --ring %d\n", NR, p.d, ring);
             return 1;
         }
-        const int rc = launch_kernel(k, dec_grid(&p), dec_sm90_block(NR, ring), smem, a);
+        grid3 g = dec_grid(&p);
+        if (p.persistent) { // one CTA a resident slot, walking the items (the SMs and the occupancy read once a kernel)
+            static dec_sm90_kernel asked = nullptr;
+            static int slots = 0;
+            if (asked != k) {
+                int dev = 0, sms = 0, per_sm = 0;
+                if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+                    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, dec_sm90_block(NR, ring), smem) != cudaSuccess ||
+                    sms * per_sm < 1) {
+                    fprintf(stderr, "stage D: --persistent: the SM count or the occupancy query failed: %s\n",
+                            cudaGetErrorString(cudaGetLastError()));
+                    return 1;
+                }
+                asked = k, slots = sms * per_sm;
+            }
+            const long long items = (long long)g.x * g.y * g.z;
+            g.x = (unsigned)(items < slots ? items : slots);
+            g.y = g.z = 1u;
+        }
+        const int rc = launch_kernel(k, g, dec_sm90_block(NR, ring), smem, a);
         if (rc == 0 && p.fair) fair_next += p.fair_total; // every CTA counts its tiles: the next launch starts past them
         return rc;
     });

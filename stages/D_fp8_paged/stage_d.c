@@ -124,10 +124,29 @@ static int validate_fair(const fmha_opts *o, char *err, size_t len)
     const int slots = wave_slots(o, how, sizeof how);
     shape.splits = dec_splits_for(o, &shape, slots);
     const long long ctas = (long long)dec_m_tiles(&shape) * shape.splits * o->hkv * o->b;
-    if (ctas > slots) {
+    if (ctas > slots && o->persistent <= 0) { /* --persistent 1: a CTA a slot, by construction */
         snprintf(err, len, "--fair=%d: a CTA ahead of the grid's mean waits for the others, so all of them must be "
-                 "resident at once: %lld CTAs (%d splits%s) over %d resident (%s)", o->fair, ctas, shape.splits,
-                 o->splits ? "" : ", by --splits auto: --splits N picks another count", slots, how);
+                 "resident at once: %lld CTAs (%d splits%s) over %d resident (%s); --persistent 1 walks them on "
+                 "one wave", o->fair, ctas, shape.splits, o->splits ? "" : ", by --splits auto: --splits N picks another count",
+                 slots, how);
+        return 2;
+    }
+    return 0;
+}
+
+/* --persistent 1: the swapped kernel with the next tile's boxes ahead walks the grid's items, one
+ * CTA a resident slot, carrying the next item's first boxes under this item's last tile. */
+static int validate_persistent(const fmha_opts *o, char *err, size_t len)
+{
+    if (o->backend != BACKEND_SM90 || o->ring || bm_of(o) >= DEC_BM_SM90 || dec_kv_tma_of(o) != 2) {
+        snprintf(err, len, "--persistent=1: the walk carries the next tile's boxes across items, which sm90's kernel "
+                 "up to 32 packed rows issues ahead with --kv-tma 2 (auto) and no --ring: here --backend %s, %d packed "
+                 "rows a CTA, --ring %d, --kv-tma %d", backend_name(o->backend), bm_of(o), o->ring, dec_kv_tma_of(o));
+        return 2;
+    }
+    if (o->fault_bits || o->timeline[0] || o->prefetch) {
+        snprintf(err, len, "--persistent=1 with %s: the walking kernel has no footgun variants, no CTA stamps and no "
+                 "L2 prefetch", o->fault_bits ? "--fault" : o->timeline[0] ? "--timeline" : "--prefetch");
         return 2;
     }
     return 0;
@@ -216,6 +235,7 @@ static int validate(const fmha_opts *o_in, char *err, size_t len)
                  "cp.async; the TMA gather lands V in K's layout only", o->kv_tma);
         return 2;
     }
+    if (o->persistent > 0 && validate_persistent(o, err, len)) return 2;
     if (o->fair && validate_fair(o, err, len)) return 2;
     const int sm90 = o->backend == BACKEND_SM90;
     const uint32_t ring_bytes = dec_smem_layout_make_ring(bm_of(o), o->d, o->ring, dec_ring_p_in_regs(sm90, bm_of(o))).bytes;
@@ -346,7 +366,8 @@ static const char *const bench_rows[] = {
  * (--prefetch, on the default TMA gather), the TMA gather without the next tile's boxes ahead
  * (--kv-tma 1, GQA and MQA), the cp.async gather in place of the TMA one (--kv-tma 0)
  * and two warpgroups on one K/V tile (--m64-groups, MQA), the CTAs held to the grid's mean progress
- * (--fair, GQA's one wave) at the target shapes and across the GQA
+ * (--fair, GQA's one wave), the persistent walk (--persistent 1, Llama's two waves as one, with
+ * --fair over it) at the target shapes and across the GQA
  * Skv sweep, beside the unpipelined rows of the bench suite (make bench: kind "ablation", the
  * switch in the note; the decode plot draws each switch as its own line). */
 static const char *const ablation_rows[] = {
@@ -405,6 +426,9 @@ static const char *const ablation_rows[] = {
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --fair 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 16384 --d 128 --page 64 --fair 2",
     "--b 64 --hq 64 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --fair 2",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --persistent 1",
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 4096 --d 128 --page 64 --persistent 1 --fair 2",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 8192 --d 128 --page 64 --persistent 1 --fair 2",
 };
 
 static int shapes(shape_suite suite, int i, char *args, size_t len)
@@ -454,7 +478,7 @@ const stage_def stage_D = {
     .letter = "D",
     .name = "D_fp8_paged",
     .title = "FP8 (e4m3) paged-KV decode with per-token scales, GQA/MQA row packing, split-KV + LSE merge",
-    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING | OPT_OVERLAP,
+    .accepts = OPT_HKV | OPT_PAGE | OPT_DECODE | OPT_RING | OPT_OVERLAP | OPT_PERSIST,
     .backends = ALL_BACKENDS,
     .defaults = {.b = 4, .hq = 16, .hkv = 2, .sq = 1, .skv = 1000, .d = 128, .page = 64, .ragged = 0, .splits = 0,
                  .kv_tma = -1, .backend = BACKEND_AUTO, .init = INIT_RAND, .seed = 1, .check = 1, .iters = 20, .warmup = 3},

@@ -278,6 +278,24 @@ Test(stage_d_gpu, sm90_fair, .timeout = 600)
     SM90_ROWS(fair_rows, 2, "--fair");
 }
 
+/* The persistent walk (--persistent 1: one CTA a resident slot walks the grid's items, the next
+ * item's first boxes issued under this one's last tile): grids of 2-9 items a CTA, ragged lengths
+ * (items of 1 tile, empty splits the walk skips), split on and off, 8, 16 and 32 packed rows, D 64 /
+ * 128 / 256, page 16..256, and with --fair over the walk. */
+static const char *const persistent_rows[] = {
+    "--b 128 --hq 32 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --persistent 1 --seed 191",
+    "--b 200 --hq 16 --hkv 8 --sq 2 --skv 700 --ragged --d 64 --page 16 --splits 2 --persistent 1 --seed 192",
+    "--b 96 --hq 32 --hkv 4 --sq 2 --skv 3000 --ragged --d 128 --page 128 --persistent 1 --fair 2 --seed 193",
+    "--b 300 --hq 16 --hkv 16 --sq 1 --skv 600 --ragged --d 256 --page 256 --persistent 1 --seed 194",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --splits 3 --persistent 1 --fair 2 --seed 195",
+    "--b 100 --hq 32 --hkv 4 --sq 3 --skv 900 --d 128 --page 32 --persistent 1 --seed 196",
+};
+Test(stage_d_gpu, sm90_persistent, .timeout = 600)
+{
+    SKIP_WITHOUT_GPU(9);
+    SM90_ROWS(persistent_rows, 2, "--persistent");
+}
+
 /* The cp.async gather (--kv-tma 0: 16 bytes a lane, zero fill past the end), no longer sm90's
  * default: the TMA rows' shapes again, both kernels, every page size, split on and off, D 64 / 128
  * / 256, with the prefetch and with two warpgroups a tile. */
