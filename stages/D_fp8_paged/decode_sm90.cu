@@ -775,10 +775,13 @@ static int launch_rows(const dec_params &p)
                 int dev = 0, sms = 0, per_sm = 0;
                 if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
                     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, dec_sm90_block(NR, ring), smem) != cudaSuccess ||
-                    sms * per_sm < 1) {
+                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {
                     fprintf(stderr, "stage D: --persistent: the SM count or the occupancy query failed: %s\n",
                             cudaGetErrorString(cudaGetLastError()));
+                    return 1;
+                }
+                if (sms * per_sm < 1) {
+                    fprintf(stderr, "stage D: --persistent: no CTA of this kernel fits an SM (%d SMs, %d CTAs an SM)\n", sms, per_sm);
                     return 1;
                 }
                 asked = k, slots = sms * per_sm;
