@@ -153,6 +153,56 @@ FMHA_HD unsigned long long dec_grid_tiles(const dec_params *p, const int32_t *le
     return n * (unsigned long long)dec_m_tiles(p) * (unsigned long long)p->hkv;
 }
 
+/* --persistent 1 (sm90's swapped kernel with the next tile's boxes ahead): a grid of at most one
+ * CTA per resident slot, CTA c walking items c, c + stride, ... of the grid dec_grid lays out (x =
+ * split * m_tiles + m_tile, y = KV head, z = sequence; item = x + X (y + Hkv z)). An item: its
+ * coordinates, its sequence's length (lens: p->seqlens on the device, the host's copy on the host)
+ * and, by dec_item_tiles, the tiles [t0, t1) of its split (none: an empty split). */
+typedef struct {
+    int mt, split, hk, b, len, t0, t1;
+} dec_item;
+FMHA_HD int dec_items(const dec_params *p) { return dec_m_tiles(p) * p->splits * p->hkv * p->b; }
+FMHA_HD dec_item dec_item_at(const dec_params *p, const int32_t *lens, unsigned x, unsigned y, unsigned z)
+{
+    dec_item it;
+    const int mtiles = dec_m_tiles(p);
+    it.mt = x % mtiles, it.split = x / mtiles, it.hk = y, it.b = z;
+    it.len = lens[it.b];
+    it.t0 = it.t1 = 0; /* dec_item_tiles */
+    return it;
+}
+FMHA_HD dec_item dec_item_tiles(const dec_params *p, dec_item it)
+{
+    dec_split_tiles(p, it.len, it.split, &it.t0, &it.t1);
+    return it;
+}
+FMHA_HD dec_item dec_item_flat(const dec_params *p, const int32_t *lens, int item)
+{
+    const unsigned gx = (unsigned)(dec_m_tiles(p) * p->splits), i = (unsigned)item;
+    return dec_item_at(p, lens, i % gx, i / gx % (unsigned)p->hkv, i / gx / (unsigned)p->hkv);
+}
+/* The first item after `item` on a walk of this stride that has tiles (its index, the item in *it),
+ * or -1: the items between, empty splits, are met by the walk itself. */
+FMHA_HD int dec_next_item(const dec_params *p, const int32_t *lens, int item, int stride, int nitems, dec_item *it)
+{
+    for (int i = item + stride; i < nitems; i += stride) {
+        *it = dec_item_tiles(p, dec_item_flat(p, lens, i));
+        if (it->t0 < it->t1) return i;
+    }
+    return -1;
+}
+/* --fair with --persistent: the tiles of every item on the walk from `first` (a CTA's own share is
+ * of these). */
+FMHA_HD int dec_walk_tiles(const dec_params *p, const int32_t *lens, int first, int stride, int nitems)
+{
+    int n = 0;
+    for (int i = first; i < nitems; i += stride) {
+        const dec_item it = dec_item_tiles(p, dec_item_flat(p, lens, i));
+        n += it.t1 > it.t0 ? it.t1 - it.t0 : 0;
+    }
+    return n;
+}
+
 /* The KV tiles the L2 prefetch (--prefetch N) covers while tile j of a split [t0, t1) is gathered:
  * [*lo, *hi], empty when *lo > *hi. The split's first tile prefetches the N after it, every later
  * tile j the one N ahead, so each tile of the split but the first is prefetched once, N tiles

@@ -104,20 +104,20 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         timeline_stamp(p, DEC_TL_SM);
     }
     const int t = threadIdx.x, lane = t % 32, w = t / 32;
-    // PS (--persistent 1): this CTA walks items blockIdx.x, + gridDim.x, ... (dec_item_flat); the
+    // PS (--persistent 1): this CTA walks items blockIdx.x, + gridDim.x, ... (decode_core.h); the
     // one-item kernel's item is its block. What lives across the walk is declared here.
-    const int nitems = PS ? dec_m_tiles(&p) * p.splits * p.hkv * p.b : 1;
+    const int nitems = PS ? dec_items(&p) : 1;
     bool kv_bar_ready = false;     // KT: the kv barrier initialised (once a CTA)
     uint32_t landed = 0;           // PS: the tiles landed on the kv barrier before this item (its parity)
     int ahead_item = -1;           // PS: the item whose first tile the last tile of the item before issued
     unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
     int fair_done = 0, fair_n = 0; // FR: the tiles this CTA issued, of fair_n (thread 0)
     if constexpr (FR && PS) {
-        if (t == 0) fair_n = dec_walk_tiles(p, nitems);
+        if (t == 0) fair_n = dec_walk_tiles(&p, p.seqlens, blockIdx.x, gridDim.x, nitems);
     }
     dec_table_ahead la; // AHEAD: the entries of tile j+1, loaded during tile j-1 (PS: across items)
     for (int item = PS ? (int)blockIdx.x : 0; item < nitems; item += PS ? (int)gridDim.x : 1) {
-    const dec_item itm = PS ? dec_item_flat(p, item) : dec_item_at(p, blockIdx.x, blockIdx.y, blockIdx.z);
+    const dec_item itm = PS ? dec_item_flat(&p, p.seqlens, item) : dec_item_at(&p, p.seqlens, blockIdx.x, blockIdx.y, blockIdx.z);
     const int mt = itm.mt, split = itm.split, hk = itm.hk, b = itm.b;
     const int len = itm.len, m0 = mt * NR, M = dec_rows(&p);
     const int32_t *table = p.block_table + (int64_t)b * p.max_pages;
@@ -234,7 +234,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                 cur = dec_tile_cursor_next(&p, cur);
                 if (j + 2 < t1) table_entries_load(p, table, cur, kv0 + 2 * DEC_BN, end, la);
             } else if constexpr (PS) { // the last tile: the next item's first tile's entries, used after S
-                nxt_item = dec_next_item(p, item, nitems, nxt);
+                nxt_item = dec_next_item(&p, p.seqlens, item, gridDim.x, nitems, &nxt);
                 if (nxt_item >= 0)
                     table_entries_load(p, p.block_table + (int64_t)nxt.b * p.max_pages, dec_tile_cursor(&p, nxt.t0 * DEC_BN),
                                        nxt.t0 * DEC_BN, dec_gather_end(&p, nxt.len), la);

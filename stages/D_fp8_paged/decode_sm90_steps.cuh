@@ -139,53 +139,6 @@ static __device__ __forceinline__ unsigned long long fair_hold(const dec_params 
     return seen;
 }
 
-// --persistent 1 (the swapped kernel with the next tile's boxes ahead, PS = true): a grid of at most
-// one CTA per resident slot, CTA c walking items c, c + gridDim.x, ... of the grid dec_grid lays out
-// (x = split * m_tiles + m_tile, y = KV head, z = sequence). An item: its coordinates, its
-// sequence's length and (dec_item_tiles) the tiles [t0, t1) of its split (none: an empty split).
-struct dec_item {
-    int mt, split, hk, b, len, t0, t1;
-};
-static __device__ __forceinline__ dec_item dec_item_at(const dec_params &p, unsigned x, unsigned y, unsigned z)
-{
-    dec_item it;
-    const int mtiles = dec_m_tiles(&p);
-    it.mt = x % mtiles, it.split = x / mtiles, it.hk = y, it.b = z;
-    it.len = p.seqlens[it.b];
-    it.t0 = it.t1 = 0; // dec_item_tiles
-    return it;
-}
-static __device__ __forceinline__ dec_item dec_item_tiles(const dec_params &p, dec_item it)
-{
-    dec_split_tiles(&p, it.len, it.split, &it.t0, &it.t1);
-    return it;
-}
-static __device__ __forceinline__ dec_item dec_item_flat(const dec_params &p, int item)
-{
-    const unsigned gx = (unsigned)(dec_m_tiles(&p) * p.splits), i = (unsigned)item;
-    return dec_item_at(p, i % gx, i / gx % (unsigned)p.hkv, i / gx / (unsigned)p.hkv);
-}
-// The first item after `item` on this CTA's walk that has tiles (its index, and the item in `it`),
-// or -1: the items between, empty splits, are met by the walk itself.
-static __device__ __forceinline__ int dec_next_item(const dec_params &p, int item, int nitems, dec_item &it)
-{
-    for (int i = item + (int)gridDim.x; i < nitems; i += (int)gridDim.x) {
-        it = dec_item_tiles(p, dec_item_flat(p, i));
-        if (it.t0 < it.t1) return i;
-    }
-    return -1;
-}
-// --fair with --persistent: the tiles of every item on this CTA's walk (a CTA's own share is of these)
-static __device__ __forceinline__ int dec_walk_tiles(const dec_params &p, int nitems)
-{
-    int n = 0;
-    for (int i = (int)blockIdx.x; i < nitems; i += (int)gridDim.x) {
-        const dec_item it = dec_item_tiles(p, dec_item_flat(p, i));
-        n += it.t1 > it.t0 ? it.t1 - it.t0 : 0;
-    }
-    return n;
-}
-
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
 // row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
 template <int D, int NR>

@@ -51,6 +51,42 @@ Test(decode_core, grid_tiles_count_every_cta_s_tiles)
     cr_expect_eq(dec_grid_tiles(&p, lens2), 18ull, "(1 + 2) tiles x 3 m-tiles x 2 KV heads");
 }
 
+/* --persistent's walk over the grid dec_grid lays out: CTA c of G visits items c, c + G, ...; every
+ * item is visited by exactly one CTA, its coordinates rebuild its index (x + X (y + Hkv z)), the
+ * walks' tiles add up to dec_grid_tiles' total, and dec_next_item lands on the walk's next item
+ * with tiles, found here by a plain scan of the walk. Ragged lengths with empty splits, 2 m-tiles. */
+Test(decode_core, persistent_walk_covers_every_item_once)
+{
+    dec_params p;
+    memset(&p, 0, sizeof p);
+    p.b = 5; p.hq = 24; p.hkv = 3; p.sq = 2; p.bm = 8; p.splits = 3; /* 16 packed rows: 2 m-tiles of 8 */
+    const int32_t lens[5] = {1, 129, 700, 256, 1000};
+    const int n = dec_items(&p), X = dec_m_tiles(&p) * p.splits;
+    cr_assert_eq(n, 2 * 3 * 3 * 5);
+    for (int G = 1; G <= n + 1; G += 7) {
+        int seen[90] = {0};
+        long long tiles = 0;
+        for (int c = 0; c < G && c < n; c++) {
+            tiles += dec_walk_tiles(&p, lens, c, G, n);
+            for (int i = c; i < n; i += G) {
+                seen[i]++;
+                const dec_item it = dec_item_tiles(&p, dec_item_flat(&p, lens, i));
+                cr_expect_eq(it.split * dec_m_tiles(&p) + it.mt + X * (it.hk + p.hkv * it.b), i, "item %d's coordinates", i);
+                cr_expect_eq(it.len, lens[it.b]);
+                int want = -1; /* the next item on this walk with tiles, by a plain scan */
+                for (int k = i + G; k < n && want < 0; k += G) {
+                    const dec_item nx = dec_item_tiles(&p, dec_item_flat(&p, lens, k));
+                    if (nx.t1 > nx.t0) want = k;
+                }
+                dec_item got;
+                cr_expect_eq(dec_next_item(&p, lens, i, G, n, &got), want, "G %d: the item after %d", G, i);
+            }
+        }
+        for (int i = 0; i < n; i++) cr_expect_eq(seen[i], 1, "G %d: item %d visited %d times", G, i, seen[i]);
+        cr_expect_eq((unsigned long long)tiles, dec_grid_tiles(&p, lens), "G %d: the walks' tiles", G);
+    }
+}
+
 Test(decode_core, causal_among_the_new_rows_is_bottom_right)
 {
     const dec_params p = shape(1, 8, 1, 4, 64, 1, 100);
