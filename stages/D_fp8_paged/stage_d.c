@@ -24,26 +24,34 @@ static int bm_of(const fmha_opts *o)
     return bm == DEC_BM_SM90 && (o->m64_groups == 2 || o->ring) ? 2 * DEC_BM_SM90 : bm;
 }
 
+/* The shape the grid is sized by, before any buffer exists (--ring auto, --fair's one-wave rule):
+ * the dimensions, `bm` packed rows a CTA, the longest sequence. 1 where the options break a rule
+ * dec_validate names (lengths, heads). */
+static int shape_of(const fmha_opts *o, int bm, dec_params *shape)
+{
+    if (o->hkv < 1 || o->hq % o->hkv || o->b < 1) return 1;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
+    char err[200];
+    if (!lens || dec_lengths(o, lens, err, sizeof err)) {
+        free(lens);
+        return 1;
+    }
+    memset(shape, 0, sizeof *shape);
+    shape->b = o->b; shape->hq = o->hq; shape->hkv = o->hkv; shape->sq = o->sq; shape->d = o->d; shape->bm = bm;
+    for (int b = 0; b < o->b; b++) shape->max_len = lens[b] > shape->max_len ? lens[b] : shape->max_len;
+    free(lens);
+    return 0;
+}
+
 /* --ring auto: ring_auto.h says the rule and what it rests on. */
 int stage_d_ring_auto(const fmha_opts *o, int slots, int *tiles_per_split)
 {
     *tiles_per_split = 0;
+    dec_params shape;
     if (o->ring || o->backend != BACKEND_SM90 || o->d > 128 || o->hkv < 1 || o->hq % o->hkv ||
         dec_sm90_bm(o->hq / o->hkv * o->sq) != DEC_BM_SM90 || o->fault_bits || o->prefetch || o->kv_tma >= 0 ||
-        o->m64_groups || o->timeline[0] || o->b < 1)
+        o->m64_groups || o->timeline[0] || o->b < 1 || shape_of(o, 2 * DEC_BM_SM90, &shape))
         return 0;
-    int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
-    char err[200];
-    if (!lens || dec_lengths(o, lens, err, sizeof err)) { /* bad lengths: validate names the rule */
-        free(lens);
-        return 0;
-    }
-    dec_params shape;
-    memset(&shape, 0, sizeof shape);
-    shape.b = o->b; shape.hq = o->hq; shape.hkv = o->hkv; shape.sq = o->sq; shape.d = o->d;
-    shape.bm = 2 * DEC_BM_SM90;
-    for (int b = 0; b < o->b; b++) shape.max_len = lens[b] > shape.max_len ? lens[b] : shape.max_len;
-    free(lens);
     const int splits = dec_splits_for(o, &shape, slots);
     const int nt = dec_kv_tiles(shape.max_len);
     *tiles_per_split = (nt + splits - 1) / splits;
@@ -98,28 +106,30 @@ static int validate_ring(const fmha_opts *o, char *err, size_t len)
 
 static int wave_slots(const fmha_opts *o, char *how, size_t len);
 
-/* --fair N: the swapped kernel with the next tile's boxes ahead (decode_sm90_steps.cuh, fair_hold),
- * on a grid whose CTAs are all resident at once: a CTA ahead of the grid's mean waits for CTAs that
- * must be running (a later wave could only start once it exits; the wait is bounded either way). */
-static int validate_fair(const fmha_opts *o, char *err, size_t len)
+/* --fair and --persistent change what the kernel up to 32 packed rows does with the next tile's
+ * boxes, which it issues ahead with --kv-tma 2 (auto) and no ring: `what` says what the switch does
+ * with them. */
+static int validate_boxes_ahead(const fmha_opts *o, const char *flag, const char *what, char *err, size_t len)
 {
     if (o->backend != BACKEND_SM90 || o->ring || bm_of(o) >= DEC_BM_SM90 || dec_kv_tma_of(o) != 2) {
-        snprintf(err, len, "--fair=%d: the CTAs hold back the next tile's boxes, which sm90's kernel up to 32 packed "
-                 "rows issues ahead with --kv-tma 2 (auto) and no --ring: here --backend %s, %d packed rows a CTA, "
-                 "--ring %d, --kv-tma %d", o->fair, backend_name(o->backend), bm_of(o), o->ring, dec_kv_tma_of(o));
+        snprintf(err, len, "%s: %s, which sm90's kernel up to 32 packed rows issues ahead with --kv-tma 2 (auto) and "
+                 "no --ring: here --backend %s, %d packed rows a CTA, --ring %d, --kv-tma %d", flag, what,
+                 backend_name(o->backend), bm_of(o), o->ring, dec_kv_tma_of(o));
         return 2;
     }
-    int32_t *lens = malloc(sizeof(int32_t) * (size_t)o->b);
-    if (!lens || o->hkv < 1 || o->hq % o->hkv || dec_lengths(o, lens, err, len)) { /* dec_validate names the rule */
-        free(lens);
-        err[0] = 0;
-        return 0;
-    }
+    return 0;
+}
+
+/* --fair N: (decode_sm90_steps.cuh, fair_hold) on a grid whose CTAs are all resident at once: a CTA
+ * ahead of the grid's mean waits for CTAs that must be running (a later wave could only start once
+ * it exits; the wait is bounded either way). */
+static int validate_fair(const fmha_opts *o, char *err, size_t len)
+{
+    char flag[32];
+    snprintf(flag, sizeof flag, "--fair=%d", o->fair);
+    if (validate_boxes_ahead(o, flag, "the CTAs hold back the next tile's boxes", err, len)) return 2;
     dec_params shape;
-    memset(&shape, 0, sizeof shape);
-    shape.b = o->b; shape.hq = o->hq; shape.hkv = o->hkv; shape.sq = o->sq; shape.d = o->d; shape.bm = bm_of(o);
-    for (int b = 0; b < o->b; b++) shape.max_len = lens[b] > shape.max_len ? lens[b] : shape.max_len;
-    free(lens);
+    if (shape_of(o, bm_of(o), &shape)) return 0; /* dec_validate names the rule */
     char how[80];
     const int slots = wave_slots(o, how, sizeof how);
     shape.splits = dec_splits_for(o, &shape, slots);
@@ -138,12 +148,8 @@ static int validate_fair(const fmha_opts *o, char *err, size_t len)
  * CTA a resident slot, carrying the next item's first boxes under this item's last tile. */
 static int validate_persistent(const fmha_opts *o, char *err, size_t len)
 {
-    if (o->backend != BACKEND_SM90 || o->ring || bm_of(o) >= DEC_BM_SM90 || dec_kv_tma_of(o) != 2) {
-        snprintf(err, len, "--persistent=1: the walk carries the next tile's boxes across items, which sm90's kernel "
-                 "up to 32 packed rows issues ahead with --kv-tma 2 (auto) and no --ring: here --backend %s, %d packed "
-                 "rows a CTA, --ring %d, --kv-tma %d", backend_name(o->backend), bm_of(o), o->ring, dec_kv_tma_of(o));
+    if (validate_boxes_ahead(o, "--persistent=1", "the walk carries the next tile's boxes across items", err, len))
         return 2;
-    }
     if (o->fault_bits || o->timeline[0] || o->prefetch) {
         snprintf(err, len, "--persistent=1 with %s: the walking kernel has no footgun variants, no CTA stamps and no "
                  "L2 prefetch", o->fault_bits ? "--fault" : o->timeline[0] ? "--timeline" : "--prefetch");
