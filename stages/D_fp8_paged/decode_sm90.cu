@@ -737,6 +737,8 @@ static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
     return 0;
 }
 
+template <int NR> static int occupancy_rows(int d, int ring, int kt, bool fr, bool ps = false);
+
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
@@ -772,15 +774,13 @@ static int launch_rows(const dec_params &p)
             static dec_sm90_kernel asked = nullptr;
             static int slots = 0;
             if (asked != k) {
-                int dev = 0, sms = 0, per_sm = 0;
-                if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-                    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, dec_sm90_block(NR, ring), smem) != cudaSuccess) {
-                    fprintf(stderr, "stage D: --persistent: the SM count or the occupancy query failed: %s\n",
-                            cudaGetErrorString(cudaGetLastError()));
+                int dev = 0, sms = 0;
+                if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+                    fprintf(stderr, "stage D: --persistent: the SM count: %s\n", cudaGetErrorString(cudaGetLastError()));
                     return 1;
                 }
-                if (sms * per_sm < 1) {
+                const int per_sm = occupancy_rows<NR>(p.d, ring, p.kv_tma, p.fair > 0, true); // the walking twin's own
+                if (sms * per_sm < 1) { // (occupancy_rows printed a failed query)
                     fprintf(stderr, "stage D: --persistent: no CTA of this kernel fits an SM (%d SMs, %d CTAs an SM)\n", sms, per_sm);
                     return 1;
                 }
@@ -812,11 +812,11 @@ extern "C" int stage_d_sm90_launch(const void *params)
 }
 
 template <int NR>
-static int occupancy_rows(int d, int ring, int kt, bool fr)
+static int occupancy_rows(int d, int ring, int kt, bool fr, bool ps)
 {
     const uint32_t smem = dec_smem_layout_of(NR, d, ring, kt).bytes;
     return dispatch_head_dim<64, 128, 256>(d, [&](auto D) {
-        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false, 0, fr); // --fair's twin holds more registers
+        dec_sm90_kernel k = kernel_of<decltype(D)::value, NR>(ring, kt, false, 0, fr, ps); // the --fair / --persistent twins hold more registers
         if (!k) return 0; // no kernel for this ring at this D (stage_d.c refuses it before)
         int n = 0;
         if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
