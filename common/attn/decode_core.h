@@ -77,6 +77,8 @@ typedef struct {
     unsigned long long fair_total;   /* --fair: the KV tiles all CTAs of one launch read */
     int persistent;                  /* sm90's swapped kernel with the next tile's boxes ahead (--persistent
                                       * 1): one CTA per resident slot walks the grid's items */
+    unsigned long long *walk_ctr;    /* --persistent: the items claimed, never reset (dec_walk_item) */
+    unsigned long long walk_base;    /* --persistent: the counter's value when this launch began */
     float scale;                     /* softmax scale, usually 1/sqrt(D) */
     unsigned faults;                 /* DEC_FAULT_* */
     fmha_watchdog *wd;               /* device pointer of the deadlock report */
@@ -154,10 +156,11 @@ FMHA_HD unsigned long long dec_grid_tiles(const dec_params *p, const int32_t *le
 }
 
 /* --persistent 1 (sm90's swapped kernel with the next tile's boxes ahead): a grid of at most one
- * CTA per resident slot, CTA c walking items c, c + stride, ... of the grid dec_grid lays out (x =
- * split * m_tiles + m_tile, y = KV head, z = sequence; item = x + X (y + Hkv z)). An item: its
- * coordinates, its sequence's length (lens: p->seqlens on the device, the host's copy on the host)
- * and, by dec_item_tiles, the tiles [t0, t1) of its split (none: an empty split). */
+ * CTA per resident slot walks the items of the grid dec_grid lays out (x = split * m_tiles + m_tile,
+ * y = KV head, z = sequence; item = x + X (y + Hkv z)). CTA c starts with item c and claims each
+ * next one from a counter (dec_walk_item). An item: its coordinates, its sequence's length (lens:
+ * p->seqlens on the device, the host's copy on the host) and, by dec_item_tiles, the tiles [t0, t1)
+ * of its split (none: an empty split). */
 typedef struct {
     int mt, split, hk, b, len, t0, t1;
 } dec_item;
@@ -181,26 +184,18 @@ FMHA_HD dec_item dec_item_flat(const dec_params *p, const int32_t *lens, int ite
     const unsigned gx = (unsigned)(dec_m_tiles(p) * p->splits), i = (unsigned)item;
     return dec_item_at(p, lens, i % gx, i / gx % (unsigned)p->hkv, i / gx / (unsigned)p->hkv);
 }
-/* The first item after `item` on a walk of this stride that has tiles (its index, the item in *it),
- * or -1: the items between, empty splits, are met by the walk itself. */
-FMHA_HD int dec_next_item(const dec_params *p, const int32_t *lens, int item, int stride, int nitems, dec_item *it)
+/* --persistent's claims: the grid's first `grid` items are its CTAs' own; every later one goes to
+ * the CTA that claims it, from one counter the launches share and never reset: the claim that read
+ * `claimed` (the counter before its add) gets item grid + (claimed - base), a claim past the items
+ * gets nitems and ends its CTA's walk. So the items go to whichever CTA is free first, as the
+ * hardware hands a later wave's CTAs to the first free slots, each item once; and since every CTA
+ * makes exactly one claim past the items, a launch moves the counter by nitems - grid + grid =
+ * nitems, the next launch's base. A counter behind the base (a launch that stopped short) reads as
+ * past the items: the walks end, they never repeat an item. */
+FMHA_HD int dec_walk_item(unsigned long long claimed, unsigned long long base, int grid, int nitems)
 {
-    for (int i = item + stride; i < nitems; i += stride) {
-        *it = dec_item_tiles(p, dec_item_flat(p, lens, i));
-        if (it->t0 < it->t1) return i;
-    }
-    return -1;
-}
-/* --fair with --persistent: the tiles of every item on the walk from `first` (a CTA's own share is
- * of these). */
-FMHA_HD int dec_walk_tiles(const dec_params *p, const int32_t *lens, int first, int stride, int nitems)
-{
-    int n = 0;
-    for (int i = first; i < nitems; i += stride) {
-        const dec_item it = dec_item_tiles(p, dec_item_flat(p, lens, i));
-        n += it.t1 > it.t0 ? it.t1 - it.t0 : 0;
-    }
-    return n;
+    const unsigned long long v = claimed - base;
+    return v < (unsigned long long)(nitems - grid) ? grid + (int)v : nitems;
 }
 
 /* The KV tiles the L2 prefetch (--prefetch N) covers while tile j of a split [t0, t1) is gathered:

@@ -104,19 +104,22 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         timeline_stamp(p, DEC_TL_SM);
     }
     const int t = threadIdx.x, lane = t % 32, w = t / 32;
-    // PS (--persistent 1): this CTA walks items blockIdx.x, + gridDim.x, ... (decode_core.h); the
-    // one-item kernel's item is its block. What lives across the walk is declared here.
+    // PS (--persistent 1): this CTA walks items, its block's first, then each one it claims
+    // (walk_claim, dec_walk_item) one tile before its item's last; the one-item kernel's item is its
+    // block. What lives across the walk is declared here.
     const int nitems = PS ? dec_items(&p) : 1;
+    int walk_next = nitems;        // PS: the item claimed next (nitems: none, the walk ends)
+    unsigned long long claimed = 0; // PS: the counter as thread 0's claim read it (its add's result)
     bool kv_bar_ready = false;     // KT: the kv barrier initialised (once a CTA)
     uint32_t landed = 0;           // PS: the tiles landed on the kv barrier before this item (its parity)
     int ahead_item = -1;           // PS: the item whose first tile the last tile of the item before issued
     unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
     int fair_done = 0, fair_n = 0; // FR: the tiles this CTA issued, of fair_n (thread 0)
-    if constexpr (FR && PS) {
-        if (t == 0) fair_n = dec_walk_tiles(&p, p.seqlens, blockIdx.x, gridDim.x, nitems);
+    if constexpr (FR && PS) { // the walk's items go to whoever claims them: a CTA's share is the grid's mean
+        if (t == 0) fair_n = (int)max(1ull, p.fair_total / gridDim.x);
     }
     dec_table_ahead la; // AHEAD: the entries of tile j+1, loaded during tile j-1 (PS: across items)
-    for (int item = PS ? (int)blockIdx.x : 0; item < nitems; item += PS ? (int)gridDim.x : 1) {
+    for (int item = PS ? (int)blockIdx.x : 0; item < nitems; item = PS ? walk_next : item + 1) {
     const dec_item itm = PS ? dec_item_flat(&p, p.seqlens, item) : dec_item_at(&p, p.seqlens, blockIdx.x, blockIdx.y, blockIdx.z);
     const int mt = itm.mt, split = itm.split, hk = itm.hk, b = itm.b;
     const int len = itm.len, m0 = mt * NR, M = dec_rows(&p);
@@ -139,7 +142,11 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 #pragma unroll
             for (int jr = 0; jr < RPT; jr++)
                 if (m0 + row_of(jr) < M) p.lse_part[(((int64_t)split * p.b + b) * p.hq + qh[jr]) * p.sq + qi[jr]] = -INFINITY;
-        if constexpr (PS) continue; // the walk's next item
+        if constexpr (PS) { // the walk's next item, claimed now
+            if (t == 0) claimed = walk_claim(p);
+            walk_next = walk_publish(p, claimed, nitems);
+            continue;
+        }
         if constexpr (TL) timeline_stamp(p, DEC_TL_EXIT);
         return;
     }
@@ -222,19 +229,26 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
         la.ft = dec_tok_part(&p, t);
         if (t0 + 1 < t1 && (!PS || ahead_item != item)) table_entries_load(p, table, cur, (t0 + 1) * DEC_BN, end, la);
     }
-    dec_item nxt;      // PS: the walk's next item with tiles, found at this item's last tile
+    dec_item nxt;      // PS: the claimed item, if it has tiles (its first boxes go out under this item's last tile)
     int nxt_item = -1; // (-1: none)
     for (int j = t0; j < t1; j++) {
         const int kv0 = j * DEC_BN;
         const bool more = AHEAD && j + 1 < t1; // AHEAD: tile j+1's copies are issued during this tile
         uint64_t dk = dk0, dvt = dvt0;
+        if constexpr (PS) { // the claim goes out a tile before it is needed: its add's round trip under a tile
+            if (t == 0 && j == max(t0, t1 - 2)) claimed = walk_claim(p);
+        }
         if constexpr (AHEAD) { // tile j+1's rows from its entries; tile j+2's entries in flight from here
             if (more) {
                 rows_of_entries(p, cur, la, hk, next_box, next_row);
                 cur = dec_tile_cursor_next(&p, cur);
                 if (j + 2 < t1) table_entries_load(p, table, cur, kv0 + 2 * DEC_BN, end, la);
-            } else if constexpr (PS) { // the last tile: the next item's first tile's entries, used after S
-                nxt_item = dec_next_item(&p, p.seqlens, item, gridDim.x, nitems, &nxt);
+            } else if constexpr (PS) { // the last tile: the claimed item's first tile's entries, used after S
+                walk_next = walk_publish(p, claimed, nitems);
+                if (walk_next < nitems) {
+                    nxt = dec_item_tiles(&p, dec_item_flat(&p, p.seqlens, walk_next));
+                    if (nxt.t0 < nxt.t1) nxt_item = walk_next; // (an empty split: its -inf, then the next claim)
+                }
                 if (nxt_item >= 0)
                     table_entries_load(p, p.block_table + (int64_t)nxt.b * p.max_pages, dec_tile_cursor(&p, nxt.t0 * DEC_BN),
                                        nxt.t0 * DEC_BN, dec_gather_end(&p, nxt.len), la);
@@ -758,6 +772,17 @@ static int launch_rows(const dec_params &p)
         a.p.fair_ctr = fair_ctr;
         a.p.fair_base = fair_next;
     }
+    // --persistent: the walk's claims on one counter of the same kind (dec_walk_item: a launch moves
+    // it by its items)
+    static unsigned long long *walk_ctr = nullptr, walk_next = 0;
+    if (p.persistent) {
+        if (!walk_ctr) {
+            CUDA_CHECK(cudaMalloc(&walk_ctr, sizeof *walk_ctr));
+            CUDA_CHECK(cudaMemset(walk_ctr, 0, sizeof *walk_ctr));
+        }
+        a.p.walk_ctr = walk_ctr;
+        a.p.walk_base = walk_next;
+    }
     return dispatch_head_dim<64, 128, 256>(p.d, [&](auto D) {
         const int ring = NR == DEC_BM_SM90 ? 0 : p.ring; // one 64-row group has no ring (stage_d.c: --ring takes two)
         const dec_sm90_kernel k =
@@ -792,6 +817,7 @@ static int launch_rows(const dec_params &p)
         }
         const int rc = launch_kernel(k, g, dec_sm90_block(NR, ring), smem, a);
         if (rc == 0 && p.fair) fair_next += p.fair_total; // every CTA counts its tiles: the next launch starts past them
+        if (rc == 0 && p.persistent) walk_next += (unsigned long long)dec_items(&p); // every item claimed once, and each CTA's last claim
         return rc;
     });
 }

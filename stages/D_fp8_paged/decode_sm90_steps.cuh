@@ -139,6 +139,28 @@ static __device__ __forceinline__ unsigned long long fair_hold(const dec_params 
     return seen;
 }
 
+// --persistent's claims (decode_core.h, dec_walk_item). Thread 0 adds one to the walk's counter a
+// tile before its item's last tile; the add's result is first used at walk_publish, in that last
+// tile, so the round trip to L2 runs under a tile instead of in front of the next item.
+static __device__ __forceinline__ unsigned long long walk_claim(const dec_params &p)
+{
+    unsigned long long v;
+    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], 1;" : "=l"(v) : "l"(p.walk_ctr) : "memory");
+    return v;
+}
+// Every thread of the CTA learns the item thread 0 claimed (all of them call this at the same point
+// of the walk) through one SMEM word between two barriers: the second keeps thread 0's next claim
+// from overwriting the word before every thread has read it.
+static __device__ __forceinline__ int walk_publish(const dec_params &p, unsigned long long claimed, int nitems)
+{
+    __shared__ int walk_word;
+    if (threadIdx.x == 0) walk_word = dec_walk_item(claimed, p.walk_base, (int)gridDim.x, nitems);
+    __syncthreads();
+    const int item = walk_word;
+    __syncthreads();
+    return item;
+}
+
 // Step 1: packed row r's query, quantised: threads 2r and 2r + 1 take half of D each, agree on the
 // row's absmax, and write e4m3 codes 8 at a time. Rows past the packed rows are zeros (scale 1).
 template <int D, int NR>

@@ -145,7 +145,8 @@ static int validate_fair(const fmha_opts *o, char *err, size_t len)
 }
 
 /* --persistent 1: the swapped kernel with the next tile's boxes ahead walks the grid's items, one
- * CTA a resident slot, carrying the next item's first boxes under this item's last tile. */
+ * CTA a resident slot claiming each next item from a counter (dec_walk_item), carrying the claimed
+ * item's first boxes under this item's last tile. */
 static int validate_persistent(const fmha_opts *o, char *err, size_t len)
 {
     if (validate_boxes_ahead(o, "--persistent=1", "the walk carries the next tile's boxes across items", err, len))

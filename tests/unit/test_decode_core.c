@@ -51,10 +51,13 @@ Test(decode_core, grid_tiles_count_every_cta_s_tiles)
     cr_expect_eq(dec_grid_tiles(&p, lens2), 18ull, "(1 + 2) tiles x 3 m-tiles x 2 KV heads");
 }
 
-/* --persistent's walk over the grid dec_grid lays out: CTA c of G visits items c, c + G, ...; every
- * item is visited by exactly one CTA, its coordinates rebuild its index (x + X (y + Hkv z)), the
- * walks' tiles add up to dec_grid_tiles' total, and dec_next_item lands on the walk's next item
- * with tiles, found here by a plain scan of the walk. Ragged lengths with empty splits, 2 m-tiles. */
+/* --persistent's walk over the grid dec_grid lays out: CTA c of G starts with item c and claims each
+ * next one from the counter (dec_walk_item). Played here with the CTAs finishing their items in a
+ * pseudo-random order (as a GPU's would), for grids of 1 CTA to all the items, on a counter that an
+ * earlier launch left at `base`: every item is visited by exactly one CTA, its coordinates rebuild
+ * its index (x + X (y + Hkv z)), every CTA ends on exactly one claim past the items, and the launch
+ * moves the counter by exactly the items (the host's next base). A counter behind the base (a launch
+ * that stopped short) ends the walks at once. Ragged lengths with empty splits, 2 m-tiles. */
 Test(decode_core, persistent_walk_covers_every_item_once)
 {
     dec_params p;
@@ -63,28 +66,34 @@ Test(decode_core, persistent_walk_covers_every_item_once)
     const int32_t lens[5] = {1, 129, 700, 256, 1000};
     const int n = dec_items(&p), X = dec_m_tiles(&p) * p.splits;
     cr_assert_eq(n, 2 * 3 * 3 * 5);
-    for (int G = 1; G <= n + 1; G += 7) {
-        int seen[90] = {0};
+    unsigned rng = 12345u;
+    for (int G = 1; G <= n; G += 7) {
+        const unsigned long long base = 1000ull * (unsigned long long)G + 17ull;
+        unsigned long long ctr = base;
+        int seen[90] = {0}, cur[90], ended = 0, past = 0;
         long long tiles = 0;
-        for (int c = 0; c < G && c < n; c++) {
-            tiles += dec_walk_tiles(&p, lens, c, G, n);
-            for (int i = c; i < n; i += G) {
-                seen[i]++;
-                const dec_item it = dec_item_tiles(&p, dec_item_flat(&p, lens, i));
-                cr_expect_eq(it.split * dec_m_tiles(&p) + it.mt + X * (it.hk + p.hkv * it.b), i, "item %d's coordinates", i);
-                cr_expect_eq(it.len, lens[it.b]);
-                int want = -1; /* the next item on this walk with tiles, by a plain scan */
-                for (int k = i + G; k < n && want < 0; k += G) {
-                    const dec_item nx = dec_item_tiles(&p, dec_item_flat(&p, lens, k));
-                    if (nx.t1 > nx.t0) want = k;
-                }
-                dec_item got;
-                cr_expect_eq(dec_next_item(&p, lens, i, G, n, &got), want, "G %d: the item after %d", G, i);
-            }
+        for (int c = 0; c < G; c++) cur[c] = c;
+        while (ended < G) {
+            rng = rng * 1103515245u + 12345u;
+            const int c = (int)((rng >> 8) % (unsigned)G); /* the CTA whose item ends next */
+            if (cur[c] >= n) continue;
+            const int i = cur[c];
+            seen[i]++;
+            const dec_item it = dec_item_tiles(&p, dec_item_flat(&p, lens, i));
+            cr_expect_eq(it.split * dec_m_tiles(&p) + it.mt + X * (it.hk + p.hkv * it.b), i, "item %d's coordinates", i);
+            cr_expect_eq(it.len, lens[it.b]);
+            tiles += it.t1 > it.t0 ? it.t1 - it.t0 : 0;
+            cur[c] = dec_walk_item(ctr++, base, G, n); /* its claim */
+            cr_assert_leq(cur[c], n);
+            if (cur[c] == n) ended++, past++;
         }
         for (int i = 0; i < n; i++) cr_expect_eq(seen[i], 1, "G %d: item %d visited %d times", G, i, seen[i]);
-        cr_expect_eq((unsigned long long)tiles, dec_grid_tiles(&p, lens), "G %d: the walks' tiles", G);
+        cr_expect_eq(past, G, "G %d: one claim past the items a CTA", G);
+        cr_expect_eq(ctr - base, (unsigned long long)n, "G %d: the launch moves the counter by its items", G);
+        cr_expect_eq(dec_grid_tiles(&p, lens), (unsigned long long)tiles, "G %d: the walks' tiles", G);
     }
+    cr_expect_eq(dec_walk_item(5, 9, 4, n), n, "a counter behind the base claims nothing");
+    cr_expect_eq(dec_walk_item(9, 9, 4, n), 4, "the launch's first claim: the item after the grid's own");
 }
 
 Test(decode_core, causal_among_the_new_rows_is_bottom_right)
