@@ -400,8 +400,7 @@ VARIANT_COLOR = {"--ring 1": "tab:red", "--ring 2": "tab:purple", "--ring 3": "t
                  "--kv-tma 1": "tab:blue", "--kv-tma 0": "tab:blue", "--kv-tma 2": "darkgreen", "--m64-groups 2": "tab:orange",
                  "--m64-groups 2 --kv-tma 1": "black", "--m64-groups 2 --kv-tma 0": "black",
                  "--m64-groups 2 --kv-tma 2": "dimgray", "--ring 4 --overlap 1": "gold",
-                 "--fair 1": "tab:gray", "--fair 2": "lightgray", "--persistent 1": "teal",
-                 "--persistent 1 --fair 2": "darkcyan"}  # none stage D's own red
+                 "--fair 1": "tab:gray", "--fair 2": "lightgray", "--persistent 1": "teal"}  # none stage D's own red
 VARIANT_WHAT = {"ring": "pipelined", "ring 1": "unpipelined, where auto picks the ring",
                 "prefetch": "L2 prefetch", "kv-tma 1": "TMA gather", "kv-tma 0": "cp.async gather",
                 "kv-tma 2": "TMA gather, the next tile's during this one",

@@ -50,7 +50,7 @@ runs=(
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 1 --skv 400 --ragged --d 64 --page 256 --splits 1 --kv-tma 0"
   "stage_D --backend sm90 --b 2 --hq 128 --hkv 1 --sq 2 --seqlens 129,520 --d 128 --page 16 --splits 2 --m64-groups 2"
   "stage_D --backend sm90 --b 3 --hq 16 --hkv 2 --sq 2 --seqlens 1,130,700 --d 128 --page 16 --splits 2 --fair 2"
-  "stage_D --backend sm90 --b 700 --hq 16 --hkv 2 --sq 2 --skv 300 --ragged --d 128 --page 64 --splits 2 --persistent 1 --fair 2"
+  "stage_D --backend sm90 --b 700 --hq 16 --hkv 2 --sq 2 --skv 300 --ragged --d 128 --page 64 --splits 2 --persistent 1"
 )
 mkdir -p build/reports
 rc=0

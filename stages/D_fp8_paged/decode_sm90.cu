@@ -79,7 +79,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
 {
     static_assert(!(KT && RING > 0), "the TMA gather is the unpipelined kernel's");
     static_assert(!FR || KT == 2, "--fair holds back the next tile's boxes, which only --kv-tma 2 issues ahead");
-    static_assert(!PS || (KT == 2 && !TL), "--persistent carries the next tile's boxes across items: --kv-tma 2, no stamps");
+    static_assert(!PS || (KT == 2 && !TL && !FR), "--persistent carries the next tile's boxes across items: --kv-tma 2, no stamps, no --fair");
     constexpr bool AHEAD = KT == 2;
 #if DEC_SM90_DEVICE
     const dec_params &p = a.p;
@@ -115,9 +115,6 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
     int ahead_item = -1;           // PS: the item whose first tile the last tile of the item before issued
     unsigned long long fair_v = 0; // FR: the grid's issued tiles as thread 0 last read them
     int fair_done = 0, fair_n = 0; // FR: the tiles this CTA issued, of fair_n (thread 0)
-    if constexpr (FR && PS) { // the walk's items go to whoever claims them: a CTA's share is the grid's mean
-        if (t == 0) fair_n = (int)max(1ull, p.fair_total / gridDim.x);
-    }
     dec_table_ahead la; // AHEAD: the entries of tile j+1, loaded during tile j-1 (PS: across items)
     for (int item = PS ? (int)blockIdx.x : 0; item < nitems; item = PS ? walk_next : item + 1) {
     const dec_item itm = PS ? dec_item_flat(&p, p.seqlens, item) : dec_item_at(&p, p.seqlens, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -179,7 +176,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
             tma_gather_tile<D>(a, table, hk, t0 * DEC_BN, end, smem_k, smem_vs, tk, sk, sv, kv_bar);
             if constexpr (FR) {
                 if (t == 0) {
-                    if constexpr (!PS) fair_n = t1 - t0;
+                    fair_n = t1 - t0;
                     fair_count(p);
                     fair_done++;
                     fair_v = fair_seen(p);
@@ -673,7 +670,7 @@ static dec_sm90_kernel kernel_of(int ring, int kt, bool tl, int ov = 0, bool fr 
 {
     if (fr || ps) { // --fair, --persistent: the swapped kernel with the next tile's boxes ahead (stage_d.c's rules)
         if constexpr (NR < DEC_BM_SM90) {
-            if (ps) return fr ? decode_kernel_swapped<D, NR, 0, 2, false, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, false, true>;
+            if (ps) return fr ? nullptr : decode_kernel_swapped<D, NR, 0, 2, false, false, true>; // (no --fair over the walk)
             return tl ? decode_kernel_swapped<D, NR, 0, 2, true, true> : decode_kernel_swapped<D, NR, 0, 2, false, true>;
         } else {
             return nullptr;

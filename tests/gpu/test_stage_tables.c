@@ -285,9 +285,9 @@ Test(stage_d_gpu, sm90_fair, .timeout = 600)
 static const char *const persistent_rows[] = {
     "--b 128 --hq 32 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --persistent 1 --seed 191",
     "--b 200 --hq 16 --hkv 8 --sq 2 --skv 700 --ragged --d 64 --page 16 --splits 2 --persistent 1 --seed 192",
-    "--b 96 --hq 32 --hkv 4 --sq 2 --skv 3000 --ragged --d 128 --page 128 --persistent 1 --fair 2 --seed 193",
+    "--b 96 --hq 32 --hkv 4 --sq 2 --skv 3000 --ragged --d 128 --page 128 --persistent 1 --seed 193",
     "--b 300 --hq 16 --hkv 16 --sq 1 --skv 600 --ragged --d 256 --page 256 --persistent 1 --seed 194",
-    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --splits 3 --persistent 1 --fair 2 --seed 195",
+    "--b 64 --hq 64 --hkv 8 --sq 1 --skv 2048 --d 128 --page 64 --splits 3 --persistent 1 --seed 195",
     "--b 100 --hq 32 --hkv 4 --sq 3 --skv 900 --d 128 --page 32 --persistent 1 --seed 196",
 };
 Test(stage_d_gpu, sm90_persistent, .timeout = 600)
