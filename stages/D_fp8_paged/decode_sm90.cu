@@ -750,6 +750,18 @@ static int kv_tensor_maps(const dec_params &p, dec_sm90_args *a)
 
 template <int NR> static int occupancy_rows(int d, int ring, int kt, bool fr, bool ps = false);
 
+// A device counter for the life of the process, zeroed once and never reset: launches run one after
+// another on one device, each to its end, and each reads the counter from the base the launches
+// before it left (--fair's issued tiles, --persistent's claims).
+static int process_counter(unsigned long long **ctr)
+{
+    if (!*ctr) {
+        CUDA_CHECK(cudaMalloc(ctr, sizeof **ctr));
+        CUDA_CHECK(cudaMemset(*ctr, 0, sizeof **ctr));
+    }
+    return 0;
+}
+
 template <int NR>
 static int launch_rows(const dec_params &p)
 {
@@ -758,25 +770,16 @@ static int launch_rows(const dec_params &p)
     memset(&a, 0, sizeof a);
     a.p = p;
     if (p.kv_tma && kv_tensor_maps(p, &a)) return 1;
-    // --fair: one counter for the life of the process, never reset; each launch's tiles start where
-    // the last one's ended (launches run one after another on one device, each to its end)
-    static unsigned long long *fair_ctr = nullptr, fair_next = 0;
+    // --fair's tiles and --persistent's claims (dec_walk_item: a launch moves it by its items), each
+    // on its own process_counter; each launch starts where the last one's ended
+    static unsigned long long *fair_ctr = nullptr, fair_next = 0, *walk_ctr = nullptr, walk_next = 0;
     if (p.fair) {
-        if (!fair_ctr) {
-            CUDA_CHECK(cudaMalloc(&fair_ctr, sizeof *fair_ctr));
-            CUDA_CHECK(cudaMemset(fair_ctr, 0, sizeof *fair_ctr));
-        }
+        if (process_counter(&fair_ctr)) return 1;
         a.p.fair_ctr = fair_ctr;
         a.p.fair_base = fair_next;
     }
-    // --persistent: the walk's claims on one counter of the same kind (dec_walk_item: a launch moves
-    // it by its items)
-    static unsigned long long *walk_ctr = nullptr, walk_next = 0;
     if (p.persistent) {
-        if (!walk_ctr) {
-            CUDA_CHECK(cudaMalloc(&walk_ctr, sizeof *walk_ctr));
-            CUDA_CHECK(cudaMemset(walk_ctr, 0, sizeof *walk_ctr));
-        }
+        if (process_counter(&walk_ctr)) return 1;
         a.p.walk_ctr = walk_ctr;
         a.p.walk_base = walk_next;
     }
@@ -801,7 +804,7 @@ static int launch_rows(const dec_params &p)
                     fprintf(stderr, "stage D: --persistent: the SM count: %s\n", cudaGetErrorString(cudaGetLastError()));
                     return 1;
                 }
-                const int per_sm = occupancy_rows<NR>(p.d, ring, p.kv_tma, p.fair > 0, true); // the walking twin's own
+                const int per_sm = occupancy_rows<NR>(p.d, ring, p.kv_tma, false, true); // the walking twin's own (no --fair with it)
                 if (sms * per_sm < 1) { // (occupancy_rows printed a failed query)
                     fprintf(stderr, "stage D: --persistent: no CTA of this kernel fits an SM (%d SMs, %d CTAs an SM)\n", sms, per_sm);
                     return 1;

@@ -278,10 +278,10 @@ Test(stage_d_gpu, sm90_fair, .timeout = 600)
     SM90_ROWS(fair_rows, 2, "--fair");
 }
 
-/* The persistent walk (--persistent 1: one CTA a resident slot walks the grid's items, the next
- * item's first boxes issued under this one's last tile): grids of 2-9 items a CTA, ragged lengths
- * (items of 1 tile, empty splits the walk skips), split on and off, 8, 16 and 32 packed rows, D 64 /
- * 128 / 256, page 16..256, and with --fair over the walk. */
+/* The persistent walk (--persistent 1: one CTA a resident slot claims the grid's items one by one,
+ * the claimed item's first boxes issued under this one's last tile): grids of 2-9 items a CTA,
+ * ragged lengths (items of 1 tile, empty splits claimed and given their -inf LSE), split on and
+ * off, 8, 16 and 32 packed rows, D 64 / 128 / 256, page 16..256. */
 static const char *const persistent_rows[] = {
     "--b 128 --hq 32 --hkv 8 --sq 1 --skv 1000 --ragged --d 128 --page 64 --persistent 1 --seed 191",
     "--b 200 --hq 16 --hkv 8 --sq 2 --skv 700 --ragged --d 64 --page 16 --splits 2 --persistent 1 --seed 192",
