@@ -182,7 +182,7 @@ static __global__ void __launch_bounds__(dec_sm90_threads(RING), swapped_min_cta
                     fair_v = fair_seen(p);
                 }
             }
-        } // (PS: else the last tile of the item before issued it, counted)
+        } // (PS: else the last tile of the item before issued it)
     }
     kv_bar_ready = true;
 

@@ -141,8 +141,8 @@ static int validate_fair(const fmha_opts *o, char *err, size_t len)
     const long long ctas = (long long)dec_m_tiles(&shape) * shape.splits * o->hkv * o->b;
     if (ctas > slots) {
         snprintf(err, len, "--fair=%d: a CTA ahead of the grid's mean waits for the others, so all of them must be "
-                 "resident at once: %lld CTAs (%d splits%s) over %d resident (%s)", o->fair, ctas, shape.splits, o->splits ? "" : ", by --splits auto: --splits N picks another count",
-                 slots, how);
+                 "resident at once: %lld CTAs (%d splits%s) over %d resident (%s)", o->fair, ctas, shape.splits,
+                 o->splits ? "" : ", by --splits auto: --splits N picks another count", slots, how);
         return 2;
     }
     return 0;
