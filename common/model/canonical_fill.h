@@ -15,4 +15,17 @@ void smem_fill_rows_kmajor(uint8_t *img, const smem_tile *t, const uint16_t *src
  * = K index, column = MN index: V [kv][d] as the B operand of P V). */
 void smem_fill_rows_mnmajor(uint8_t *img, const smem_tile *t, const uint16_t *src, int row0, int rows, int ld);
 
+/* Footgun FG01's layout, the seed's: a K-major operand of `cols` columns as cols / 16 slices, each
+ * a [t->mn x 16] tile t (K-major, no swizzle), slice s at img + s * t->bytes, each read by an MMA
+ * whose descriptor points at the slice's base. Rows [row0, row0 + t->mn) of a row-major matrix go
+ * in (rows at or past `rows` as zeros), column d into slice d / 16 at the tile offset of the local
+ * column d % 16, or, with global_col (the seed's bug), of the global column d: the no-swizzle
+ * offset grows by LBO every 8 columns, so slice s's chunks land 2 s slices out, where no
+ * descriptor of slice s looks, and only slice 0 comes out right. */
+void smem_fill_rows_kslices(uint8_t *img, const smem_tile *t, const uint16_t *src, int row0, int rows, int ld, int cols,
+                            int global_col);
+
+/* The bytes smem_fill_rows_kslices may write from img, the global column's overshoot included. */
+uint32_t smem_kslices_bytes(const smem_tile *t, int cols);
+
 #endif

@@ -165,6 +165,16 @@ long layout_eval_top(const layout_t *l, const long *coord)
     return off;
 }
 
+long layout_eval_mode_last_fastest(const layout_t *l, int top, long idx)
+{
+    long off = 0;
+    for (int i = l->top_first[top] + l->top_count[top] - 1; i >= l->top_first[top]; i--) {
+        off += (idx % l->shape[i]) * l->stride[i];
+        idx /= l->shape[i];
+    }
+    return off;
+}
+
 void layout_flat_string(const layout_t *l, char *buf, size_t len)
 {
     size_t u = (size_t)snprintf(buf, len, "(");

@@ -35,6 +35,11 @@ long layout_eval(const layout_t *l, long idx);
 /* Offset of a coordinate given per top-level mode (each split colexicographically inside its mode). */
 long layout_eval_top(const layout_t *l, const long *coord);
 
+/* FG09's WRONG reading, kept for the footgun and stage B's variant that show it: top-level mode
+ * `top`'s 1-D coordinate split with its LAST sub-mode fastest (a C array's order), not CuTe's
+ * colexicographic one. layout_eval_top(l, coord) with coord[top] = idx is the right reading. */
+long layout_eval_mode_last_fastest(const layout_t *l, int top, long idx);
+
 /* "(128,16,1,4,2):(65536,1,0,16,64)": the flattened form. */
 void layout_flat_string(const layout_t *l, char *buf, size_t len);
 

@@ -58,15 +58,23 @@ int stage_a_sm90_launch(const void *params);
 }
 #endif
 
-/* Epilogue variants of the emu data flow (footgun FG02): all four warps of the warpgroup read
- * their own 32-lane quadrant (correct), or warp 0 alone tries to read all 128 lanes (the seed's
- * blocked "T > 32" kernel). */
-typedef enum { QK_EPILOGUE_FOUR_WARPS = 0, QK_EPILOGUE_ONE_WARP = 1 } qk_epilogue;
+/* Broken variants of the emu data flow, one per footgun whose mechanism lives in this stage (the
+ * footgun tests and `stage_A --fault NAME` run them). 0 = the correct flow. */
+enum {
+    QK_FAULT_ONE_WARP_EPILOGUE = 1u << 0, /* FG02: warp 0 alone tries to read all 128 TMEM lanes (the
+                                             seed's blocked "T > 32" kernel) */
+    QK_FAULT_FILL_FULL_D = 1u << 1,       /* FG01: Q and K in the seed's K slices (qk_fg01_slice_tile),
+                                             filled from the global column */
+};
+
+/* FG01's slice tile: one [128 x 16] K-major no-swizzle tile per 16-column K slice, as the seed laid
+ * out Q and K (QK_BM = QK_BN: one tile shape for both). */
+FMHA_HD smem_tile qk_fg01_slice_tile(void) { return smem_tile_make(MAJOR_K, SWZ_NONE, 2, QK_BM, 16); }
 
 /* The sm100 data flow on the host model, on host pointers. Returns 0; nonzero when the model
- * reported a broken rule (message in err). With QK_EPILOGUE_ONE_WARP the out-of-quadrant reads are
- * refused (err names the rule) and those rows stay unwritten; the function still returns 0 after
- * recording the error, so a caller can look at what was and was not written. */
-int qk_emu_run(const qk_params *p, qk_epilogue epi, char *err, int errlen);
+ * reported a broken rule (message in err). With QK_FAULT_ONE_WARP_EPILOGUE the out-of-quadrant
+ * reads are refused (err names the rule) and those rows stay unwritten; the function still returns
+ * 0 after recording the error, so a caller can look at what was and was not written. */
+int qk_emu_run(const qk_params *p, unsigned faults, char *err, int errlen);
 
 #endif

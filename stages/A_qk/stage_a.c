@@ -128,7 +128,7 @@ static int run(const fmha_opts *o, stage_result *r)
     int rc = 0;
     if (o->backend == BACKEND_EMU) {
         char err[320];
-        rc = qk_emu_run(&p, o->fault_bits ? QK_EPILOGUE_ONE_WARP : QK_EPILOGUE_FOUR_WARPS, err, sizeof err);
+        rc = qk_emu_run(&p, o->fault_bits, err, sizeof err);
         if (err[0]) snprintf(r->model_msg, sizeof r->model_msg, "%s", err);
         if (rc) fprintf(stderr, "stage A (emu): %s\n", err);
     } else {
@@ -185,7 +185,10 @@ static int shapes(shape_suite suite, int i, char *args, size_t len)
 }
 
 static const stage_fault faults[] = {
-    {"one-warp-epilogue", "FG02", 1u, BACKEND_BIT(BACKEND_EMU),
+    {"fill-full-d", "FG01", QK_FAULT_FILL_FULL_D, BACKEND_BIT(BACKEND_EMU),
+     "Q and K in the seed's 16-column K slices, filled at the global column d, not the slice's d % 16",
+     "--init int --sq 128 --skv 128 --d 64"},
+    {"one-warp-epilogue", "FG02", QK_FAULT_ONE_WARP_EPILOGUE, BACKEND_BIT(BACKEND_EMU),
      "warp 0 alone reads all 128 TMEM lanes of S (the seed's T <= 32 kernel)", "--sq 128 --skv 128 --d 64"},
 };
 

@@ -62,6 +62,12 @@ FMHA_HD grid3 pv_grid(const pv_params *p)
 #define PV_TMEM_P 128
 #define PV_TMEM_O 256
 
+/* P's place in TMEM as a CuTe layout, index m + 128 k for packed word k (keys 2k, 2k + 1) of row
+ * m: mode 0 is one warp store's block (128 lanes x 16 columns, 32 keys), mode 2 the tile's four
+ * blocks grouped the way the seed's P layout groups its eight, a nested (2,2). CuTe evaluates it
+ * colexicographically (model/layout.h): lane m, column PV_TMEM_P + k, sequential (FG09). */
+#define PV_P_TMEM_LAYOUT "((128,16),1,(2,2)):((65536,1),0,(16,32))"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,6 +89,8 @@ enum {
     PV_FAULT_P_OFFSET_X2 = 1u << 5,       /* FG08: P's f32 column offset doubled as if in bf16 units */
     PV_FAULT_IDESC_M_BIT23 = 1u << 6,     /* FG03: the P V idesc with M>>4 at bit 23 (M reads 64) */
     PV_FAULT_IDESC_N_BIT_LOW = 1u << 7,   /* FG03: the P V idesc with N>>3 one bit low (N reads D/2) */
+    PV_FAULT_P_NESTED_LAST_FASTEST = 1u << 8, /* FG09: PV_P_TMEM_LAYOUT's nested mode read last
+                                                 sub-mode fastest: P's blocks 1 and 2 swap places */
 };
 
 /* The sm100 data flow on the host model, on host pointers. Returns 0, or 1 with the model's

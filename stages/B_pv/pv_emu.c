@@ -15,6 +15,7 @@
 #include "model/emu_flow.h"
 #include "model/frag_map.h"
 #include "model/idesc.h"
+#include "model/layout.h"
 #include "model/mbar_model.h"
 #include "model/mma_emu.h"
 #include "model/tmem_model.h"
@@ -28,7 +29,20 @@ typedef struct {
     smem_layout L;
     uint32_t img_bytes;
     smem_tile tq, tk, tv, tv_kmajor;
+    layout_t p_layout; /* PV_P_TMEM_LAYOUT */
 } emu_ctx;
+
+/* The column (from PV_TMEM_P) of P's store block b, keys 32b .. 32b + 31: PV_P_TMEM_LAYOUT at
+ * word 16b of lane 0, column 16b. PV_FAULT_P_NESTED_LAST_FASTEST reads the nested mode the other
+ * way round (FG09): block b at 16 (b / 2) + 32 (b % 2). */
+static uint32_t p_block_col(const emu_ctx *c, int b)
+{
+    const long coord[3] = {0, 0, b}, origin[3] = {0, 0, 0};
+    const long off = (c->faults & PV_FAULT_P_NESTED_LAST_FASTEST)
+                         ? layout_eval_top(&c->p_layout, origin) + layout_eval_mode_last_fastest(&c->p_layout, 2, b)
+                         : layout_eval_top(&c->p_layout, coord);
+    return (uint32_t)(off & 0xFFFF);
+}
 
 /* Step 2c for one softmax warp: S (its 32 lanes) -> P = bf16(scale * S) packed -> TMEM. */
 static int softmax_warp(emu_ctx *c, int w, uint32_t tmem)
@@ -47,7 +61,7 @@ static int softmax_warp(emu_ctx *c, int w, uint32_t tmem)
                                                                         : pack_bf16x2_cvt_order(ho, he);
             }
         const int bits = (c->faults & PV_FAULT_STORE_16BIT) ? 16 : 32;
-        if (tmem_st(c->f.tm, w, TMEM_32x32b, 16, 0, tmem_addr(tmem + PV_TMEM_P, 32 * w, c0 / 2), bits, 0, pk))
+        if (tmem_st(c->f.tm, w, TMEM_32x32b, 16, 0, tmem_addr(tmem + PV_TMEM_P, 32 * w, p_block_col(c, c0 / 32)), bits, 0, pk))
             return emu_fail_tmem(&c->f);
     }
     return 0;
@@ -148,6 +162,11 @@ int pv_emu_run(const pv_params *p, unsigned faults, char *err, int errlen)
 {
     emu_ctx c;
     memset(&c, 0, sizeof c);
+    char lerr[160];
+    if (layout_parse(PV_P_TMEM_LAYOUT, &c.p_layout, lerr, sizeof lerr)) { /* a constant: never, but say so */
+        snprintf(err, (size_t)errlen, "PV_P_TMEM_LAYOUT: %s", lerr);
+        return 1;
+    }
     c.f = (emu_flow){tmem_model_new(), err, errlen};
     c.p = p;
     c.faults = faults;

@@ -138,7 +138,9 @@ static __global__ void __launch_bounds__(160, 1) pv_kernel(pv_params p)
 #pragma unroll
                 for (int i = 0; i < 16; i++)
                     pk[i] = pack_bf16x2(__uint_as_float(s[2 * i]) * p.scale, __uint_as_float(s[2 * i + 1]) * p.scale);
-                tmem_st_32x32b_x16(tmem_addr(tmem + PV_TMEM_P, 32 * warp, c0 / 2), pk); // f32 column units
+                // f32 column units: keys c0 .. c0 + 31 as 16 packed columns at c0 / 2, PV_P_TMEM_LAYOUT
+                // read as CuTe reads it (FG09: its nested mode read the other way swaps blocks 1 and 2)
+                tmem_st_32x32b_x16(tmem_addr(tmem + PV_TMEM_P, 32 * warp, c0 / 2), pk);
             }
             tmem_wait_st();
             tcgen05_fence_before();

@@ -22,17 +22,21 @@
 #include <string.h>
 
 #include "host/bf16.h"
+#include "host/init.h"
 #include "host/rng.h"
 #include "gpu/kernels/wgmma_conf.h"
+#include "model/canonical_fill.h"
 #include "model/frag_map.h"
 #include "model/mma_emu.h"
+#include "stages/A_qk/qk.h"
 #include "test_util.h"
 
 typedef enum { FILL_FIXED_LOCAL_K = 0, FILL_WRONG_FULL_D = 1 } fill_kind;
 
-/* The seed's layout: one [rows x 16] K-major no-swizzle tile per K slice, slices back to back. The
- * image is twice as large as the slices need, so the wrong fill's overshoot stays inside it (on
- * the GPU it would corrupt whatever follows). */
+/* The seed's layout: one [rows x 16] K-major no-swizzle tile per K slice, slices back to back
+ * (model/canonical_fill.h smem_fill_rows_kslices, which stage A's FG01 variant uses too). The image
+ * holds the wrong fill's overshoot (smem_kslices_bytes; on the GPU it would corrupt whatever
+ * follows). */
 typedef struct {
     int rows, d;
     smem_tile slice; /* [rows x 16] */
@@ -43,19 +47,16 @@ static seed_layout seed_layout_make(int rows, int d)
 {
     seed_layout l = {rows, d, smem_tile_make(MAJOR_K, SWZ_NONE, 2, rows, 16), 0, 0};
     l.slice_bytes = l.slice.bytes;
-    l.bytes = 2 * l.slice_bytes * (uint32_t)(d / 16);
+    l.bytes = smem_kslices_bytes(&l.slice, d);
     return l;
 }
 
 static void fill(uint8_t *img, const seed_layout *l, const float *x, fill_kind kind)
 {
-    for (int r = 0; r < l->rows; r++)
-        for (int d = 0; d < l->d; d++) {
-            int s = d / 16, k = d % 16;
-            int col = kind == FILL_WRONG_FULL_D ? d : k; /* the bug: global column in a slice tile */
-            uint16_t h = f32_to_bf16(x[r * l->d + d]);
-            memcpy(img + (uint32_t)s * l->slice_bytes + smem_tile_offset(&l->slice, r, col), &h, 2);
-        }
+    uint16_t *h = malloc(sizeof(uint16_t) * (size_t)l->rows * l->d);
+    for (int i = 0; i < l->rows * l->d; i++) h[i] = f32_to_bf16(x[i]);
+    smem_fill_rows_kslices(img, &l->slice, h, 0, l->rows, l->d, l->d, kind == FILL_WRONG_FULL_D);
+    free(h);
 }
 
 static double cosine(const double *a, const double *b, int n)
@@ -159,4 +160,61 @@ Test(footgun, fg01_wrong_full_d_fill_then_fixed_sm90, .timeout = 120)
 {
     SKIP_WITHOUT_GPU(9);
     wrong_then_fixed(1);
+}
+
+/* The same bug in stage A's own data flow (`stage_A --fault fill-full-d`): QK_FAULT_FILL_FULL_D
+ * lays Q and K out in the seed's slices with the global-column fill; the correct flow is the
+ * stage's whole-tile fill (one tile, descriptors advanced from one base). Integer inputs, so the
+ * right S is exact and the reference is a plain loop. */
+static void stage_a_run(unsigned faults, int d, double *cos_out, size_t *wrong_out, size_t *unwritten_out)
+{
+    const int n = 128;
+    uint16_t *q = malloc(sizeof(uint16_t) * (size_t)n * d), *k = malloc(sizeof(uint16_t) * (size_t)n * d);
+    float *s = malloc(sizeof(float) * n * n);
+    double *ref = calloc((size_t)n * n, sizeof(double)), *got = malloc(sizeof(double) * n * n);
+    rng_t r;
+    rng_seed(&r, (uint64_t)(31 + d));
+    for (int i = 0; i < n * d; i++) q[i] = f32_to_bf16((float)rng_int(&r, -3, 3));
+    for (int i = 0; i < n * d; i++) k[i] = f32_to_bf16((float)rng_int(&r, -3, 3));
+    poison_f32(s, (size_t)n * n);
+    qk_params p = {q, k, s, 1, 1, n, n, d, 1.0f, NULL};
+    char err[320];
+    cr_assert_eq(qk_emu_run(&p, faults, err, sizeof err), 0, "%s", err);
+    size_t wrong = 0, unwritten = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            for (int c = 0; c < d; c++) ref[i * n + j] += (double)bf16_to_f32(q[i * d + c]) * bf16_to_f32(k[j * d + c]);
+            got[i * n + j] = s[i * n + j];
+            unwritten += f32_bits(s[i * n + j]) == POISON_F32;
+            wrong += got[i * n + j] != ref[i * n + j];
+        }
+    *cos_out = unwritten ? 0.0 : cosine(got, ref, n * n);
+    *wrong_out = wrong;
+    *unwritten_out = unwritten;
+    free(q); free(k); free(s); free(ref); free(got);
+}
+
+Test(footgun, fg01_stage_a_fault_fill_full_d_then_fixed_emu)
+{
+    double c;
+    size_t wrong, unwritten;
+    stage_a_run(QK_FAULT_FILL_FULL_D, 16, &c, &wrong, &unwritten);
+    fprintf(stderr, "FG01 broken (stage A --fault fill-full-d, emu) D=16: %zu of %d elements wrong, cosine %.6f\n",
+            wrong, 128 * 128, c);
+    cr_expect(wrong == 0 && unwritten == 0, "one K slice: the global column is the local one, S exact (the trap)");
+    const int ds[3] = {32, 64, 128};
+    for (int i = 0; i < 3; i++) {
+        stage_a_run(QK_FAULT_FILL_FULL_D, ds[i], &c, &wrong, &unwritten);
+        fprintf(stderr, "FG01 broken (stage A --fault fill-full-d, emu) D=%d: %zu of %d elements wrong, cosine %.6f\n",
+                ds[i], wrong, 128 * 128, c);
+        cr_expect(unwritten == 0 && wrong > 128 * 128 / 2 && c < 0.9, "D=%d: S wrong almost everywhere (%zu), cosine %.4f",
+                  ds[i], wrong, c);
+    }
+    const int all[4] = {16, 32, 64, 128};
+    for (int i = 0; i < 4; i++) {
+        stage_a_run(0u, all[i], &c, &wrong, &unwritten);
+        fprintf(stderr, "FG01 fixed (stage A's whole-tile fill, emu) D=%d: %zu of %d elements wrong, cosine %.6f\n", all[i],
+                wrong, 128 * 128, c);
+        cr_expect(wrong == 0 && unwritten == 0, "stage A's own fill, D=%d: S exact", all[i]);
+    }
 }

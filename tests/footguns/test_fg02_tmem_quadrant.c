@@ -45,7 +45,7 @@ Test(footgun, fg02_wrong_shapes_outside_the_quadrant_are_refused)
     tmem_model_free(t);
 }
 
-static void run_stage_a(qk_epilogue epi, float *s, char *err)
+static void run_stage_a(unsigned faults, float *s, char *err)
 {
     static uint16_t q[128 * 64], k[128 * 64];
     rng_t r;
@@ -54,7 +54,7 @@ static void run_stage_a(qk_epilogue epi, float *s, char *err)
     init_bf16(k, NULL, 128 * 64, INIT_INT, &r, -2, 2);
     poison_f32(s, 128 * 128);
     qk_params p = {q, k, s, 1, 1, 128, 128, 64, 1.0f, NULL};
-    cr_assert_eq(qk_emu_run(&p, epi, err, 320), 0);
+    cr_assert_eq(qk_emu_run(&p, faults, err, 320), 0);
 }
 
 Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
@@ -62,7 +62,7 @@ Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
     static float one[128 * 128], four[128 * 128];
     char err[320];
     /* wrong: warp 0 alone reads the accumulator */
-    run_stage_a(QK_EPILOGUE_ONE_WARP, one, err);
+    run_stage_a(QK_FAULT_ONE_WARP_EPILOGUE, one, err);
     cr_expect(strstr(err, "TMEM_ERR_QUADRANT") && strstr(err, "lanes 0-31"), "the model names the rule: %s", err);
     size_t poison_rows = 0, written_rows = 0;
     for (int i = 0; i < 128; i++) {
@@ -81,7 +81,7 @@ Test(footgun, fg02_wrong_one_warp_epilogue_then_fixed_four_warps)
     cr_expect_eq(poison_rows, 96, "rows 32-127 are never written: the poison survives");
     /* fixed: four warps, each its own quadrant; rows 0-31 agree with the one-warp run */
     err[0] = '\0';
-    run_stage_a(QK_EPILOGUE_FOUR_WARPS, four, err);
+    run_stage_a(0u, four, err);
     size_t unwritten = 0;
     for (int i = 0; i < 128 * 128; i++) unwritten += f32_bits(four[i]) == POISON_F32;
     const int same_rows = memcmp(one, four, sizeof(float) * 32 * 128) == 0;

@@ -7,7 +7,8 @@
  * Cause: CuTe splits an index over the modes of a layout colexicographically (leftmost fastest),
  *   inside nested modes too; nesting groups modes, it never reorders them. So index m + 128 k with
  *   k = k0 + 16 k1 + 64 k2 maps to m*65536 + k0 + 16 k1 + 64 k2 = m*65536 + k: TMEM lane m, column
- *   k, exactly sequential. The wrong reading implemented here takes the nested column mode (4,2)
+ *   k, exactly sequential. The wrong reading (model/layout.h layout_eval_mode_last_fastest, kept
+ *   there for this test and stage B's variant) takes the nested column mode (4,2)
  *   the other way round, last sub-mode fastest (as a C array [4][2] would be): column block b then
  *   goes to 16 (b/2) + 64 (b%2), which moves 6 of the 8 blocks of 16 columns.
  * Fix: evaluate layouts with the colexicographic rule (common/model/layout.h; `build/bin/explain
@@ -31,18 +32,6 @@
 
 static const char *SEED_LAYOUT = "((128,16),1,(4,2)):((65536,1),0,(16,64))";
 
-/* The WRONG reading of one top-level mode: its 1-D coordinate split with the LAST sub-mode fastest.
- * Written here on purpose; the model's evaluator does the colexicographic split. */
-static long eval_mode_last_fastest(const layout_t *l, int top, long idx)
-{
-    long off = 0;
-    for (int i = l->top_first[top] + l->top_count[top] - 1; i >= l->top_first[top]; i--) {
-        off += (idx % l->shape[i]) * l->stride[i];
-        idx /= l->shape[i];
-    }
-    return off;
-}
-
 /* TMEM offset (lane << 16 | column) of packed word k (0..127) of lane m, right or wrong. Mode 0
  * gets its coordinate (m, k % 16) the same way in both; only the nested mode (4,2) differs. */
 static long word_offset(const layout_t *l, int m, int k, int wrong)
@@ -50,7 +39,7 @@ static long word_offset(const layout_t *l, int m, int k, int wrong)
     long coord[3] = {m + 128L * (k % 16), 0, k / 16};
     if (!wrong) return layout_eval_top(l, coord);
     coord[2] = 0;
-    return layout_eval_top(l, coord) + eval_mode_last_fastest(l, 2, k / 16);
+    return layout_eval_top(l, coord) + layout_eval_mode_last_fastest(l, 2, k / 16);
 }
 
 Test(footgun, fg09_wrong_reading_moves_columns_fixed_reading_is_sequential)
@@ -141,4 +130,42 @@ Test(footgun, fg09_wrong_nested_mode_order_then_fixed_emu)
     const double cw = store_and_multiply(1);
     cr_expect(cw < 0.9, "wrong column map: cosine %.4f should be well below 1", cw);
     store_and_multiply(0);
+}
+
+/* The same misreading in stage B's own flow (`stage_B --fault p-nested-last-fastest`): its P tile
+ * (128 keys, 64 columns) written as PV_P_TMEM_LAYOUT, ((128,16),1,(2,2)):((65536,1),0,(16,32)).
+ * Colexicographically that is lane m, column k; read last sub-mode fastest, store block b (32 keys,
+ * 16 columns) goes to column 16 (b / 2) + 32 (b % 2), block 0 1 2 3 -> 0 2 1 3: blocks 1 and 2
+ * trade places, so V's rows of column block c meet the keys of block {0, 2, 1, 3}[c]. */
+Test(footgun, fg09_stage_b_fault_nested_last_fastest_then_fixed_emu)
+{
+    layout_t l;
+    char err[320];
+    cr_assert_eq(layout_parse(PV_P_TMEM_LAYOUT, &l, err, sizeof err), 0, "%s", err);
+    for (long m = 0; m < 128; m++)
+        for (long k = 0; k < 64; k++) cr_assert_eq(layout_eval(&l, m + 128 * k), m * 65536 + k, "stage B's P layout is sequential");
+    const int d = 64, skv = 256, landed[4] = {0, 2, 1, 3};
+    pv_problem pp;
+    pv_problem_make(&pp, 1, 1, 128, skv, d, 91);
+    double *ref = malloc(sizeof(double) * pp.nq), *moved = malloc(sizeof(double) * pp.nq);
+    int key_of[256];
+    for (int j = 0; j < skv; j++) key_of[j] = j / 128 * 128 + 32 * landed[j % 128 / 32] + j % 32;
+    pv_problem_reference(&pp, NULL, ref);
+    pv_problem_reference(&pp, key_of, moved);
+
+    cr_assert_eq(pv_problem_run(&pp, PV_FAULT_P_NESTED_LAST_FASTEST, err, sizeof err), 0, "%s", err);
+    const double c = cosine_f32(pp.p.o, ref, pp.nq);
+    const size_t bad = count_mismatch(pp.p.o, ref, pp.nq), as_moved = pp.nq - count_mismatch(pp.p.o, moved, pp.nq);
+    fprintf(stderr, "FG09 broken (stage B --fault p-nested-last-fastest, emu): cosine %.4f, %zu of %zu elements differ "
+            "from P V, %zu equal P V with key blocks 1 and 2 traded\n", c, bad, pp.nq, as_moved);
+    cr_expect(c < 0.9 && bad > pp.nq / 2, "the misread layout must show in O (cosine %.4f, %zu wrong)", c, bad);
+    cr_expect_eq(as_moved, pp.nq, "the wrong O is exactly P V with blocks 1 and 2 of every tile traded");
+
+    cr_assert_eq(pv_problem_run(&pp, 0u, err, sizeof err), 0, "%s", err);
+    const size_t bad_fixed = count_mismatch(pp.p.o, ref, pp.nq);
+    fprintf(stderr, "FG09 fixed (stage B, colexicographic reading, emu): %zu of %zu elements differ from P V\n", bad_fixed,
+            pp.nq);
+    cr_expect_eq(bad_fixed, 0, "the right reading gives P V exactly");
+    free(ref); free(moved);
+    pv_problem_free(&pp);
 }
