@@ -68,7 +68,10 @@ enum {
 };
 
 /* FG01's slice tile: one [128 x 16] K-major no-swizzle tile per 16-column K slice, as the seed laid
- * out Q and K (QK_BM = QK_BN: one tile shape for both). */
+ * out Q and K (one tile shape for both, since QK_BM = QK_BN). */
+#if QK_BM != QK_BN
+#error "qk_fg01_slice_tile serves Q and K alike: QK_BM must equal QK_BN"
+#endif
 FMHA_HD smem_tile qk_fg01_slice_tile(void) { return smem_tile_make(MAJOR_K, SWZ_NONE, 2, QK_BM, 16); }
 
 /* The sm100 data flow on the host model, on host pointers. Returns 0; nonzero when the model

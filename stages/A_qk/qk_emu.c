@@ -18,19 +18,26 @@
 #include "model/tmem_model.h"
 #include "qk.h"
 
+/* QK_FAULT_FILL_FULL_D's image holds Q's slices, then K's, each operand's with room for the global
+ * column's overshoot (on a GPU it would land in whatever SMEM follows): this many bytes each. */
+static uint32_t fg01_operand_bytes(int d)
+{
+    const smem_tile slice = qk_fg01_slice_tile();
+    return smem_kslices_bytes(&slice, d);
+}
+
 /* One CTA: tile (q tile qt, kv tile kt) of head bh. Returns 0 or 1 (err set). */
 static int emu_cta(const qk_params *p, unsigned faults, int bh, int qt, int kt, uint8_t *img, char *err, int errlen)
 {
     const smem_tile tq = qk_q_tile(p->d), tk = qk_k_tile(p->d);
     const smem_layout L = qk_smem_layout_make(p->d);
     const int q0 = qt * QK_BM, kv0 = kt * QK_BN;
-    /* QK_FAULT_FILL_FULL_D (FG01): the seed's K slices, Q's then K's, each operand's slices with
-     * room for the global column's overshoot (on a GPU it would land in whatever SMEM follows) */
+    /* QK_FAULT_FILL_FULL_D (FG01): the seed's K slices, Q's then K's */
     const int fill_full_d = (faults & QK_FAULT_FILL_FULL_D) != 0;
     const smem_tile slice = qk_fg01_slice_tile();
-    const uint32_t seed_k = smem_kslices_bytes(&slice, p->d);
+    const uint32_t fg01_k = fill_full_d ? fg01_operand_bytes(p->d) : 0u;
     const uint32_t smem_q = fill_full_d ? 0u : L.tile[QK_SMEM_Q]; /* the tiles' SMEM addresses in the image */
-    const uint32_t smem_k = fill_full_d ? seed_k : L.tile[QK_SMEM_K];
+    const uint32_t smem_k = fill_full_d ? fg01_k : L.tile[QK_SMEM_K];
     emu_flow f = {tmem_model_new(), err, errlen};
     tmem_model *tm = f.tm;
     int rc = 0;
@@ -56,7 +63,7 @@ static int emu_cta(const qk_params *p, unsigned faults, int bh, int qt, int kt, 
 
     /* Step 2b: D/16 MMAs, accumulate off for the first; the commit arrives on the barrier.
      * QK_FAULT_FILL_FULL_D: K step k's descriptors at the base of slice k / 16 (the seed's) */
-    smem_image im = {img, 0, fill_full_d ? 2u * seed_k : L.used};
+    smem_image im = {img, 0, fill_full_d ? 2u * fg01_k : L.used};
     const uint32_t idesc = idesc_bf16_f32(QK_BM, QK_BN, 0, 0);
     for (int k = 0; k < p->d; k += 16) {
         emu_status st = {0};
@@ -110,9 +117,9 @@ out:
 
 int qk_emu_run(const qk_params *p, unsigned faults, char *err, int errlen)
 {
-    const smem_tile slice = qk_fg01_slice_tile();
-    const uint32_t used = qk_smem_layout_make(p->d).used, seed = 2u * smem_kslices_bytes(&slice, p->d);
-    uint8_t *img = calloc((faults & QK_FAULT_FILL_FULL_D) && seed > used ? seed : used, 1);
+    const uint32_t used = qk_smem_layout_make(p->d).used;
+    const uint32_t fg01 = (faults & QK_FAULT_FILL_FULL_D) ? 2u * fg01_operand_bytes(p->d) : 0u;
+    uint8_t *img = calloc(fg01 > used ? fg01 : used, 1);
     if (!img) return 1;
     err[0] = '\0';
     int rc = 0;

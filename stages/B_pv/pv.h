@@ -63,9 +63,10 @@ FMHA_HD grid3 pv_grid(const pv_params *p)
 #define PV_TMEM_O 256
 
 /* P's place in TMEM as a CuTe layout, index m + 128 k for packed word k (keys 2k, 2k + 1) of row
- * m: mode 0 is one warp store's block (128 lanes x 16 columns, 32 keys), mode 2 the tile's four
- * blocks grouped the way the seed's P layout groups its eight, a nested (2,2). CuTe evaluates it
- * colexicographically (model/layout.h): lane m, column PV_TMEM_P + k, sequential (FG09). */
+ * m: mode 0 is one store block (128 lanes x 16 columns, 32 keys: the four softmax warps' 32x32b.x16
+ * stores together), mode 2 the tile's four blocks grouped the way the seed's P layout groups its
+ * eight, a nested (2,2). CuTe evaluates it colexicographically (model/layout.h): lane m, column
+ * PV_TMEM_P + k, sequential (FG09). */
 #define PV_P_TMEM_LAYOUT "((128,16),1,(2,2)):((65536,1),0,(16,32))"
 
 #ifdef __cplusplus

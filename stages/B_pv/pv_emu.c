@@ -37,11 +37,10 @@ typedef struct {
  * way round (FG09): block b at 16 (b / 2) + 32 (b % 2). */
 static uint32_t p_block_col(const emu_ctx *c, int b)
 {
-    const long coord[3] = {0, 0, b}, origin[3] = {0, 0, 0};
-    const long off = (c->faults & PV_FAULT_P_NESTED_LAST_FASTEST)
-                         ? layout_eval_top(&c->p_layout, origin) + layout_eval_mode_last_fastest(&c->p_layout, 2, b)
-                         : layout_eval_top(&c->p_layout, coord);
-    return (uint32_t)(off & 0xFFFF);
+    const long coord[3] = {0, 0, b}; /* lane 0, word 0 of the block: modes 0 and 1 add nothing */
+    const long off = (c->faults & PV_FAULT_P_NESTED_LAST_FASTEST) ? layout_eval_mode_last_fastest(&c->p_layout, 2, b)
+                                                                  : layout_eval_top(&c->p_layout, coord);
+    return (uint32_t)(off & 0xFFFF); /* the offset is lane << 16 | column: the column */
 }
 
 /* Step 2c for one softmax warp: S (its 32 lanes) -> P = bf16(scale * S) packed -> TMEM. */

@@ -209,7 +209,7 @@ static const stage_fault faults[] = {
      "the P V instruction descriptor with N>>3 one bit low: N = 64 reads back as 32", "--init int --sq 128 --skv 128"},
     {"p-offset-x2", "FG08", PV_FAULT_P_OFFSET_X2, BACKEND_BIT(BACKEND_EMU),
      "P's TMEM column offset counted in bf16 elements, not 32-bit columns", "--init int --sq 128 --skv 128"},
-    {"p-nested-last-fastest", "FG09", PV_FAULT_P_NESTED_LAST_FASTEST, BACKEND_BIT(BACKEND_EMU),
+    {"nested-last-fastest", "FG09", PV_FAULT_P_NESTED_LAST_FASTEST, BACKEND_BIT(BACKEND_EMU),
      "P stored through its TMEM layout's nested mode read last sub-mode fastest, not colexicographically",
      "--init int --sq 128 --skv 128"},
 };

@@ -55,7 +55,11 @@ Test(footgun, fg09_wrong_reading_moves_columns_fixed_reading_is_sequential)
             cr_assert_eq(word_offset(&l, (int)m, (int)k, 0), m * 65536 + k);
         }
     int moved = 0;
-    for (int k = 0; k < 128; k++) moved += word_offset(&l, 0, k, 1) != k;
+    const long lands[8] = {0, 4, 1, 5, 2, 6, 3, 7}; /* block b at 16 (b / 2) + 64 (b % 2), in blocks of 16 */
+    for (int k = 0; k < 128; k++) {
+        moved += word_offset(&l, 0, k, 1) != k;
+        cr_expect_eq(word_offset(&l, 0, k, 1), 16 * lands[k / 16] + k % 16, "the wrong reading's column of word %d", k);
+    }
     fprintf(stderr, "FG09 the last-sub-mode-fastest reading moves %d of 128 columns (blocks of 16: 0 1 2 3 4 5 6 7 -> "
             "%ld %ld %ld %ld %ld %ld %ld %ld)\n", moved, word_offset(&l, 0, 0, 1) / 16, word_offset(&l, 0, 16, 1) / 16,
             word_offset(&l, 0, 32, 1) / 16, word_offset(&l, 0, 48, 1) / 16, word_offset(&l, 0, 64, 1) / 16,
@@ -132,7 +136,7 @@ Test(footgun, fg09_wrong_nested_mode_order_then_fixed_emu)
     store_and_multiply(0);
 }
 
-/* The same misreading in stage B's own flow (`stage_B --fault p-nested-last-fastest`): its P tile
+/* The same misreading in stage B's own flow (`stage_B --fault nested-last-fastest`): its P tile
  * (128 keys, 64 columns) written as PV_P_TMEM_LAYOUT, ((128,16),1,(2,2)):((65536,1),0,(16,32)).
  * Colexicographically that is lane m, column k; read last sub-mode fastest, store block b (32 keys,
  * 16 columns) goes to column 16 (b / 2) + 32 (b % 2), block 0 1 2 3 -> 0 2 1 3: blocks 1 and 2
@@ -156,7 +160,7 @@ Test(footgun, fg09_stage_b_fault_nested_last_fastest_then_fixed_emu)
     cr_assert_eq(pv_problem_run(&pp, PV_FAULT_P_NESTED_LAST_FASTEST, err, sizeof err), 0, "%s", err);
     const double c = cosine_f32(pp.p.o, ref, pp.nq);
     const size_t bad = count_mismatch(pp.p.o, ref, pp.nq), as_moved = pp.nq - count_mismatch(pp.p.o, moved, pp.nq);
-    fprintf(stderr, "FG09 broken (stage B --fault p-nested-last-fastest, emu): cosine %.4f, %zu of %zu elements differ "
+    fprintf(stderr, "FG09 broken (stage B --fault nested-last-fastest, emu): cosine %.4f, %zu of %zu elements differ "
             "from P V, %zu equal P V with key blocks 1 and 2 traded\n", c, bad, pp.nq, as_moved);
     cr_expect(c < 0.9 && bad > pp.nq / 2, "the misread layout must show in O (cosine %.4f, %zu wrong)", c, bad);
     cr_expect_eq(as_moved, pp.nq, "the wrong O is exactly P V with blocks 1 and 2 of every tile traded");
