@@ -6,15 +6,18 @@
 ##   make run          every stage at its default shape on the best backend here + milestone table
 ##   make run STAGE=A ARGS="--sq 256 --backend emu"
 ##   make test         installs what the tests need when missing (scripts/deps.sh all: Criterion,
-##                     python3-matplotlib; with CRITERION_HOME only checks the bundle), builds, then
-##                     runs every Criterion suite (GPU suites skip without a GPU); non-zero on failure
-##   make deps         install the Debian packages the project needs, only when missing
+##                     python3-matplotlib, cuobjdump; with CRITERION_HOME only checks the bundle),
+##                     builds, runs every Criterion suite (GPU suites skip without a GPU), then make
+##                     sass's check (the full suite only; says so and passes without cuobjdump);
+##                     non-zero on failure
+##   make deps         install the Debian packages the project needs, only when missing, and
+##                     fetch cuobjdump into .tools/ where the CUDA toolkit has none
 ##   make deps-test    Criterion only, only when missing (or check the CRITERION_HOME bundle)
 ##   make stages | tools | tests | libs   one part of the build (tests need Criterion)
 ##   make footgun FG=NN  build the tests, run footgun test NN (tests/footguns/test_fgNN_*) --verbose
 ##   make footguns     every footgun test: FG, slug, pass/fail/skip, its FGnn/broken/fixed lines
 ##   make sass         SASS of each stage with the instructions that must be there (needs
-##                     cuobjdump, on PATH or in $(CUDA_HOME)/bin; exit 77 without it)
+##                     cuobjdump: PATH, $(CUDA_HOME)/bin, or .tools/ from make deps; exit 77 without)
 ##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
 ##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion, then sass
 ##                     (exit 77 without an NVIDIA GPU)
@@ -39,6 +42,8 @@
 ##   CUDA_HOME=dir     CUDA toolkit (default: where nvcc on PATH lives, else /usr/local/cuda)
 ##   FG=NN             make footgun: the footgun number (7, 07 or fg07)
 ##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass), no cuobjdump
+##   TEST_SASS=0|1     make test: end with make sass's check (default 1 on the full suite, 0 when
+##                     TEST_FILTER or TEST_GROUPS is set)
 ##   GPU_TEST_SANITIZE=seconds  make gpu-test: also run make sanitize under this time limit
 ##   GPU_TABLE_JOBS=N  make test / gpu-test: gpu/test_stage_tables runs N tests at a time (default 1;
 ##                     they time nothing, their fp64 references are CPU-bound: 6 on the H200)
@@ -105,6 +110,9 @@ TESTSUP_C  := $(sort $(wildcard tests/support/*.c))
 # TEST_GROUPS: the folders of tests/ that make test runs (default all four; the GPU machine splits
 # them over two commands when one would run past its time limit, e.g. TEST_GROUPS="gpu footguns").
 TEST_GROUPS ?= unit stages footguns gpu
+# TEST_SASS: make test ends with make sass's check (scripts/test_sass.sh) on the full suite only,
+# not when TEST_FILTER or TEST_GROUPS picks a part of it.
+TEST_SASS ?= $(if $(TEST_FILTER),0,$(if $(filter file,$(origin TEST_GROUPS)),1,0))
 TEST_SRCS  := $(sort $(foreach g,$(TEST_GROUPS),$(wildcard tests/$(g)/test_*.c)))
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
@@ -161,7 +169,8 @@ run:
 test:
 	@CRITERION_HOME="$(CRITERION_HOME)" scripts/deps.sh $(if $(CRITERION_HOME),bundle,all)
 	@$(MAKE) --no-print-directory $(PAR) tests stages tools
-	@scripts/run_tests.sh $(TEST_BINS)
+	@scripts/run_tests.sh $(TEST_BINS); rc=$$?; \
+	  if [ "$(TEST_SASS)" = 1 ]; then CUDA_HOME="$(CUDA_HOME)" scripts/test_sass.sh $(STAGE_BINS) || rc=1; fi; exit $$rc
 
 deps:
 	@scripts/deps.sh all

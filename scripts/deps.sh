@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Install the Debian packages the project needs, only when they are missing, and say so.
+# Install what the project needs (Debian packages; cuobjdump from NVIDIA's wheels), only when
+# missing, and say so.
 #   deps.sh criterion    Criterion (the test framework) — what `make test` needs
 #   deps.sh matplotlib   python3-matplotlib — what `make plots` needs
-#   deps.sh all          both (what `make deps` and `make test` run)
+#   deps.sh cuobjdump    cuobjdump for `make sass` (and make test's SASS step): where neither PATH
+#                        nor $CUDA_HOME/bin has it, NVIDIA's nvidia-cuda-cuobjdump and -nvdisasm
+#                        wheels are fetched from PyPI into .tools/ (scripts/fetch_cuobjdump.py);
+#                        a failed fetch is a warning, not an error (make test then says the SASS
+#                        was not checked)
+#   deps.sh all          all three (what `make deps` and `make test` run)
 #   deps.sh bundle       what `make test CRITERION_HOME=<bundle>` runs (the GPU machine, no apt):
 #                        checks the bundle and only reports whether /usr/bin/python3 imports
 #                        matplotlib (the plot self-test skips without it); installs nothing
@@ -29,7 +35,24 @@ install_pkgs() {
   echo "deps: installed $*"
 }
 
-case $want in criterion | matplotlib | all | bundle) ;; *) echo "deps: unknown set '$want' (criterion, matplotlib, all, bundle)" >&2; exit 2 ;; esac
+case $want in criterion | matplotlib | cuobjdump | all | bundle) ;; *) echo "deps: unknown set '$want' (criterion, matplotlib, cuobjdump, all, bundle)" >&2; exit 2 ;; esac
+
+# cuobjdump: not a Debian package of the toolkit's; see the header. Never fails the caller.
+want_cuobjdump() {
+  local cuda_home=${CUDA_HOME:-/usr/local/cuda}
+  if command -v cuobjdump >/dev/null 2>&1; then
+    echo "deps: cuobjdump on PATH"
+  elif [ -x "$cuda_home/bin/cuobjdump" ]; then
+    echo "deps: cuobjdump in $cuda_home/bin"
+  elif [ -x .tools/cuobjdump/bin/cuobjdump ]; then
+    echo "deps: cuobjdump in .tools/cuobjdump/bin"
+  elif got=$(python3 scripts/fetch_cuobjdump.py .tools/cuobjdump 2>/tmp/fmha-cuobjdump.log); then
+    echo "deps: fetched cuobjdump and nvdisasm (NVIDIA's PyPI wheels) into ${got%/cuobjdump}"
+  else
+    echo "deps: cuobjdump not found and not fetched ($(tail -n 1 /tmp/fmha-cuobjdump.log)); make sass cannot run here"
+  fi
+}
+if [ "$want" = cuobjdump ]; then want_cuobjdump; exit 0; fi
 
 if [ "$want" = bundle ]; then
   if [ -z "${CRITERION_HOME:-}" ]; then
@@ -73,6 +96,7 @@ if [ "$want" = matplotlib ] || [ "$want" = all ]; then
     need+=(python3-matplotlib)
   fi
 fi
+[ "$want" = all ] && want_cuobjdump
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
     echo "deps: missing ${need[*]} and no apt-get on this machine" >&2

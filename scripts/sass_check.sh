@@ -15,7 +15,9 @@
 # SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump;
 # SASS_EXPECT=<file> takes the rules from there instead of the stage's sass.expect (tests).
 set -u
-# cuobjdump: the one on PATH, else $CUDA_HOME/bin/cuobjdump (the Makefile passes CUDA_HOME).
+# cuobjdump: the one on PATH, else $CUDA_HOME/bin/cuobjdump (the Makefile passes CUDA_HOME), else
+# .tools/cuobjdump/bin/cuobjdump (scripts/fetch_cuobjdump.py, which `make deps` runs where the
+# toolkit has no cuobjdump).
 # --check-tool: only that check (make sass runs it before building, so a machine without
 # cuobjdump gets exit 77 at once).
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
@@ -24,8 +26,12 @@ cuobjdump=""
 if [ -z "${SASS_DIR:-}" ]; then
   cuobjdump=$(command -v cuobjdump 2>/dev/null || true)
   [ -z "$cuobjdump" ] && [ -x "$cuda_home/bin/cuobjdump" ] && cuobjdump=$cuda_home/bin/cuobjdump
+  if [ -z "$cuobjdump" ] && [ -x .tools/cuobjdump/bin/cuobjdump ]; then
+    cuobjdump=.tools/cuobjdump/bin/cuobjdump
+    export PATH="$PWD/.tools/cuobjdump/bin:$PATH" # cuobjdump runs nvdisasm, found on PATH
+  fi
   if [ -z "$cuobjdump" ]; then
-    echo "make sass: cuobjdump not found (it ships with the CUDA toolkit: $cuda_home/bin/cuobjdump); nothing checked"
+    echo "make sass: cuobjdump not found (it ships with the CUDA toolkit: $cuda_home/bin/cuobjdump; \`make deps\` fetches it into .tools/ where the toolkit lacks it); nothing checked"
     exit 77
   fi
 fi
