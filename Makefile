@@ -19,8 +19,8 @@
 ##   make sass         SASS of each stage with the instructions that must be there (needs
 ##                     cuobjdump: PATH, $(CUDA_HOME)/bin, or .tools/ from make deps; exit 77 without)
 ##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
-##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion, then sass
-##                     (exit 77 without an NVIDIA GPU)
+##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion (its SASS
+##                     check included; make sass after a part of the suite) (exit 77 without a GPU)
 ##   make criterion-bundle  copy Criterion into .criterion-rt/ for the GPU machine
 ##   make bench        (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv
 ##   make targets      the issue speed targets judged on a bench CSV (CSV=path; default: the H200's
