@@ -4,10 +4,11 @@
 # instructions each stage is about (stages/*/sass.expect), here too where no GPU can run it.
 # Its table lands in build/reports/sass.log; only a failing rule's lines are shown. Where no
 # cuobjdump is found (make deps fetches one where it can) it says so and passes: the GPU suites
-# skip the same way on a machine without a GPU. Exit 1 when a rule fails.
+# skip the same way on a machine without a GPU. Exit 1 when a rule fails. SASS_LOG=<file> puts
+# the table elsewhere (tests).
 set -u
-mkdir -p build/reports
-log=build/reports/sass.log
+log=${SASS_LOG:-build/reports/sass.log}
+mkdir -p "$(dirname "$log")"
 scripts/sass_check.sh "$@" >"$log" 2>&1
 rc=$?
 case $rc in
