@@ -44,7 +44,7 @@ want_cuobjdump() {
     echo "deps: cuobjdump on PATH"
   elif [ -x "$cuda_home/bin/cuobjdump" ]; then
     echo "deps: cuobjdump in $cuda_home/bin"
-  elif [ -x .tools/cuobjdump/bin/cuobjdump ]; then
+  elif [ -x .tools/cuobjdump/bin/cuobjdump ] && [ -x .tools/cuobjdump/bin/nvdisasm ]; then
     echo "deps: cuobjdump in .tools/cuobjdump/bin"
   elif got=$(python3 scripts/fetch_cuobjdump.py .tools/cuobjdump 2>/tmp/fmha-cuobjdump.log); then
     echo "deps: fetched cuobjdump and nvdisasm (NVIDIA's PyPI wheels) into ${got%/cuobjdump}"

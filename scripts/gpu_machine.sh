@@ -2,7 +2,7 @@
 # What the GPU machine runs (make gpu-test): describe the machine, then `make test` with the
 # Criterion bundle in .criterion-rt (made by `make criterion-bundle` where Criterion is installed),
 # which ends with the SASS check (`make sass` itself after a part of the suite). The exit status
-# is make test's; 77 (before anything else) where there is no NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
+# is make test's (or 1 when that make sass fails a rule); 77 (before anything else) where there is no NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
 # TEST_GROUPS (the Makefile's) picks the folders of tests/ to run, e.g. "gpu footguns" in one
 # command and "stages unit" in the next; GPU_TABLE_JOBS=6 runs the stage tables 6 at a time
 # (scripts/run_tests.sh).
@@ -32,6 +32,8 @@ trc=$?
 if [ -n "${TEST_GROUPS:-}${TEST_FILTER:-}" ] || [ "${TEST_SASS:-1}" = 0 ]; then
   echo "== make sass"
   make sass
+  src=$?
+  [ $src -ne 0 ] && [ $src -ne 77 ] && trc=1 # a failing rule fails gpu-test, as in make test
 fi
 if [ -n "${GPU_TEST_SANITIZE:-}" ]; then
   echo "== make sanitize"

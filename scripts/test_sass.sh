@@ -14,6 +14,8 @@ rc=$?
 case $rc in
   0) echo "sass: all $(grep -c '^stage ' "$log") rules of $# stages hold on sm_90a and sm_100a (make sass; table in $log)" ;;
   77) echo "sass: not checked: $(head -n 1 "$log")"; rc=0 ;;
-  *) echo "sass: FAILED (make sass; table in $log):"; grep -E 'MISSING|PRESENT|OUT OF ORDER|no SASS|no listing|: no ' "$log" | head -n 40 ;;
+  # sass_check.sh's failure lines, and the indented lines of cuobjdump's own message after "no SASS"
+  *) echo "sass: FAILED (make sass; table in $log):"
+     grep -E '^stage [^ ]+: no |^stage .* (MISSING|PRESENT [0-9]|OUT OF ORDER)|^    ' "$log" | head -n 40 ;;
 esac
 exit $rc

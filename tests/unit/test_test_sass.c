@@ -65,11 +65,15 @@ Test(test_sass, rules_that_hold_pass_and_a_missing_instruction_fails)
     write_file(dir, "expect", "sm_90a HGMMA\\.64x the S MMA\nsm_100a MUFU\\.EX2 exponentials\nsm_90a !LDG\\.E\\.128 no thread copies\n");
     cr_expect_eq(run_in(".", env, dir), 0, "three rules that hold");
     cr_expect(output_has(dir, "sass: all 3 rules of 1 stages hold"), "the summary line counts the rules");
+    char log[PATH_MAX + 16];
+    snprintf(log, sizeof log, "%s/sass.log", dir);
+    cr_expect(access(log, R_OK) == 0, "the table went to SASS_LOG, not build/reports");
 
     write_file(dir, "expect", "sm_90a HGMMA\\.64x the S MMA\nsm_100a UTCHMMA tcgen05.mma\n");
     cr_expect_eq(run_in(".", env, dir), 1, "a missing instruction fails make test");
     cr_expect(output_has(dir, "FAILED") && output_has(dir, "UTCHMMA") && output_has(dir, "MISSING"),
               "the failing rule is shown");
+    cr_expect(!output_has(dir, "HGMMA"), "the rule that holds is not shown among the failures");
 
     write_file(dir, "expect", "sm_90a !MUFU\\.EX2 no exponentials\n");
     cr_expect_eq(run_in(".", env, dir), 1, "an instruction that must be absent fails it too");
@@ -91,7 +95,7 @@ Test(test_sass, no_cuobjdump_says_not_checked_and_passes)
     cr_assert_eq(system(cmd), 0);
     char cwd[PATH_MAX + 8];
     snprintf(cwd, sizeof cwd, "%s/tree", dir);
-    cr_expect_eq(run_in(cwd, "PATH=/usr/bin:/bin CUDA_HOME=/nonexistent", dir), 0, "no cuobjdump: not a failure");
+    cr_expect_eq(run_in(cwd, "PATH=/usr/bin:/bin CUDA_HOME=/nonexistent SASS_DIR= SASS_EXPECT=", dir), 0, "no cuobjdump: not a failure");
     cr_expect(output_has(dir, "sass: not checked") && output_has(dir, "cuobjdump not found"),
               "the step says the SASS was not checked, and why");
     rm_rf(dir);
