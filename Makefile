@@ -20,7 +20,7 @@
 ##                     cuobjdump: PATH, $(CUDA_HOME)/bin, or .tools/ from make deps; exit 77 without)
 ##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
 ##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion (its SASS
-##                     check included; make sass after a part of the suite) (exit 77 without a GPU)
+##                     check included, a part of the suite too) (exit 77 without a GPU)
 ##   make criterion-bundle  copy Criterion into .criterion-rt/ for the GPU machine
 ##   make bench        (GPU) stages + cuBLAS/cuDNN baselines -> plots/data/<gpu>-<date>.csv
 ##   make targets      the issue speed targets judged on a bench CSV (CSV=path; default: the H200's
@@ -43,7 +43,7 @@
 ##   FG=NN             make footgun: the footgun number (7, 07 or fg07)
 ##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass), no cuobjdump
 ##   TEST_SASS=0|1     make test: end with make sass's check (default 1 on the full suite, 0 when
-##                     TEST_FILTER or TEST_GROUPS is set)
+##                     TEST_FILTER or TEST_GROUPS is set; make gpu-test: 1)
 ##   GPU_TEST_SANITIZE=seconds  make gpu-test: also run make sanitize under this time limit
 ##   GPU_TABLE_JOBS=N  make test / gpu-test: gpu/test_stage_tables runs N tests at a time (default 1;
 ##                     they time nothing, their fp64 references are CPU-bound: 6 on the H200)

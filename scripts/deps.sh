@@ -39,13 +39,9 @@ case $want in criterion | matplotlib | cuobjdump | all | bundle) ;; *) echo "dep
 
 # cuobjdump: not a Debian package of the toolkit's; see the header. Never fails the caller.
 want_cuobjdump() {
-  local cuda_home=${CUDA_HOME:-/usr/local/cuda}
-  if command -v cuobjdump >/dev/null 2>&1; then
-    echo "deps: cuobjdump on PATH"
-  elif [ -x "$cuda_home/bin/cuobjdump" ]; then
-    echo "deps: cuobjdump in $cuda_home/bin"
-  elif [ -x .tools/cuobjdump/bin/cuobjdump ] && [ -x .tools/cuobjdump/bin/nvdisasm ]; then
-    echo "deps: cuobjdump in .tools/cuobjdump/bin"
+  local found
+  if found=$(scripts/sass_check.sh --check-tool 2>/dev/null); then # the lookup make sass uses
+    echo "deps: cuobjdump: $found"
   elif got=$(python3 scripts/fetch_cuobjdump.py .tools/cuobjdump 2>/tmp/fmha-cuobjdump.log); then
     echo "deps: fetched cuobjdump and nvdisasm (NVIDIA's PyPI wheels) into ${got%/cuobjdump}"
   else

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the GPU machine runs (make gpu-test): describe the machine, then `make test` with the
 # Criterion bundle in .criterion-rt (made by `make criterion-bundle` where Criterion is installed),
-# which ends with the SASS check (`make sass` itself after a part of the suite). The exit status
-# is make test's (or 1 when that make sass fails a rule); 77 (before anything else) where there is no NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also runs make sanitize under that time limit.
+# which ends with the SASS check here even after a part of the suite. The exit status is make
+# test's; 77 (before anything else) where there is no NVIDIA GPU. GPU_TEST_SANITIZE=<seconds> also
+# runs make sanitize under that time limit.
 # TEST_GROUPS (the Makefile's) picks the folders of tests/ to run, e.g. "gpu footguns" in one
 # command and "stages unit" in the next; GPU_TABLE_JOBS=6 runs the stage tables 6 at a time
 # (scripts/run_tests.sh).
@@ -25,16 +26,10 @@ fi
 missing=$(LD_LIBRARY_PATH=.criterion-rt/lib ldd .criterion-rt/lib/libcriterion.so.3 | grep 'not found')
 [ -n "$missing" ] && { echo "gpu-test: the bundle lacks: $missing" >&2; exit 2; }
 echo "== make test"
-make test CRITERION_HOME=.criterion-rt  # TEST_GROUPS, when set, reaches the Makefile through the environment
+# TEST_GROUPS, when set, reaches the Makefile through the environment. TEST_SASS=1: the SASS check
+# ends every gpu-test, a part of the suite included (TEST_SASS=0 leaves it out).
+make test CRITERION_HOME=.criterion-rt TEST_SASS="${TEST_SASS:-1}"
 trc=$?
-# make test ends with the SASS check on the full suite; a part of it (TEST_GROUPS, TEST_FILTER)
-# leaves it to make sass here.
-if [ -n "${TEST_GROUPS:-}${TEST_FILTER:-}" ] || [ "${TEST_SASS:-1}" = 0 ]; then
-  echo "== make sass"
-  make sass
-  src=$?
-  [ $src -ne 0 ] && [ $src -ne 77 ] && trc=1 # a failing rule fails gpu-test, as in make test
-fi
 if [ -n "${GPU_TEST_SANITIZE:-}" ]; then
   echo "== make sanitize"
   timeout "${GPU_TEST_SANITIZE}" make sanitize CRITERION_HOME=.criterion-rt

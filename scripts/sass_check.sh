@@ -18,15 +18,15 @@ set -u
 # cuobjdump: the one on PATH, else $CUDA_HOME/bin/cuobjdump (the Makefile passes CUDA_HOME), else
 # .tools/cuobjdump/bin/cuobjdump (scripts/fetch_cuobjdump.py, which `make deps` runs where the
 # toolkit has no cuobjdump).
-# --check-tool: only that check (make sass runs it before building, so a machine without
-# cuobjdump gets exit 77 at once).
+# --check-tool: only that check, printing the cuobjdump it would run (make sass runs it before
+# building, so a machine without cuobjdump gets exit 77 at once; scripts/deps.sh asks it too).
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 sass_dir=${SASS_DIR:-build/sass}
 cuobjdump=""
 if [ -z "${SASS_DIR:-}" ]; then
   cuobjdump=$(command -v cuobjdump 2>/dev/null || true)
   [ -z "$cuobjdump" ] && [ -x "$cuda_home/bin/cuobjdump" ] && cuobjdump=$cuda_home/bin/cuobjdump
-  if [ -z "$cuobjdump" ] && [ -x .tools/cuobjdump/bin/cuobjdump ]; then
+  if [ -z "$cuobjdump" ] && [ -x .tools/cuobjdump/bin/cuobjdump ] && [ -x .tools/cuobjdump/bin/nvdisasm ]; then
     cuobjdump=.tools/cuobjdump/bin/cuobjdump
     export PATH="$PWD/.tools/cuobjdump/bin:$PATH" # cuobjdump runs nvdisasm, found on PATH
   fi
@@ -35,7 +35,7 @@ if [ -z "${SASS_DIR:-}" ]; then
     exit 77
   fi
 fi
-[ "${1:-}" = --check-tool ] && exit 0
+[ "${1:-}" = --check-tool ] && { echo "$cuobjdump"; exit 0; }
 mkdir -p "$sass_dir"
 rc=0
 [ $# -eq 0 ] && echo "make sass: no stage binaries yet, nothing to check"
