@@ -28,7 +28,7 @@ static const flag_t flags[] = {
     {"--skv", K_INT, OFF(skv), 0, 0, "keys per (batch, head)"},
     {"--d", K_INT, OFF(d), 0, 1, "head dimension"},
     {"--causal", K_BOOL, OFF(causal), OPT_CAUSAL, 0, "causal mask, bottom-right aligned (0/1)"},
-    {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens (0 = contiguous)"},
+    {"--page", K_INT, OFF(page), OPT_PAGE, 0, "KV page size in tokens: 16, 32, 64, 128 or 256"},
     {"--seqlens", K_STR, OFF(seqlens), OPT_DECODE, 0, "KV length of each sequence, comma-separated (--b of them)"},
     {"--ragged", K_BOOL, OFF(ragged), OPT_DECODE, 0, "lengths drawn at random in [1, --skv] (0/1)"},
     {"--splits", K_AUTO_INT, OFF(splits), OPT_DECODE, 0, "auto|N: split-KV CTAs per sequence"},

@@ -24,7 +24,7 @@ enum {
 typedef struct {
     int b, hq, hkv, sq, skv, d; /* batch, query heads, KV heads, query rows, keys, head dim */
     int causal;                 /* 0/1; bottom-right aligned when sq != skv */
-    int page;                   /* paged-KV page size in tokens, 0 = contiguous */
+    int page;                   /* paged-KV page size in tokens: 16, 32, 64, 128 or 256 */
     int layout_bshd;            /* 0: [B, H, S, D] (default); 1: [B, S, H, D] */
     char seqlens[512];          /* --seqlens 5,17,300: one KV length per sequence ("" = from --skv) */
     int ragged;                 /* lengths drawn at random in [1, skv] (1 and skv included) */
