@@ -16,7 +16,8 @@
 ##   make stages | tools | tests | libs   one part of the build (tests need Criterion)
 ##   make footgun FG=NN  build the tests, run footgun test NN (tests/footguns/test_fgNN_*) --verbose
 ##   make footguns     every footgun test: FG, slug, pass/fail/skip, its FGnn/broken/fixed lines
-##   make sass         SASS of each stage with the instructions that must be there (needs
+##   make sass         SASS of each stage with the instructions that must be there, and the
+##                     kernels' stack frames (spills) within their budgets (needs
 ##                     cuobjdump: PATH, $(CUDA_HOME)/bin, or .tools/ from make deps; exit 77 without)
 ##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
 ##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion (its SASS
@@ -41,7 +42,7 @@
 ##                     make test installs nothing
 ##   CUDA_HOME=dir     CUDA toolkit (default: where nvcc on PATH lives, else /usr/local/cuda)
 ##   FG=NN             make footgun: the footgun number (7, 07 or fg07)
-##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass), no cuobjdump
+##   SASS_DIR=dir      make sass: re-check listings saved earlier (stage_<X>.<arch>.sass and .res), no cuobjdump
 ##   TEST_SASS=0|1     make test: end with make sass's check (default 1 on the full suite, 0 when
 ##                     TEST_FILTER or TEST_GROUPS is set; make gpu-test: 1)
 ##   GPU_TEST_SANITIZE=seconds  make gpu-test: also run make sanitize under this time limit

@@ -10,7 +10,12 @@
 # matching C, e.g.
 # stage F's wait for the previous P V (C) must come after some exponentials (B) that follow the
 # wait for S (A): ptxas may move a wait up to the start of its block.
-# Full listings land in build/sass/stage_<X>.<arch>.sass. Exit 1 if a pattern is missing or
+# A stack rule "stack<=N:F" says: every function whose (mangled) name matches the egrep pattern F
+# (at least one) has a stack frame of at most N bytes in `cuobjdump -res-usage`: the frame is
+# where ptxas puts spilled registers (and arrays it cannot keep in registers), so a rule of 0
+# keeps a kernel's values all in registers,
+# e.g.  sm_90a  stack<=0:_Z22decode_kernel_m64_ring  the MQA ring spills nothing
+# Full listings land in build/sass/stage_<X>.<arch>.sass, resource usage in stage_<X>.<arch>.res. Exit 1 if a pattern is missing or
 # cuobjdump gives no SASS for an arch (its message is shown), 77 if there is no cuobjdump.
 # SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump;
 # SASS_EXPECT=<file> takes the rules from there instead of the stage's sass.expect (tests).
@@ -65,6 +70,7 @@ for bin in "$@"; do
     if [ -n "$cuobjdump" ]; then
       "$cuobjdump" --dump-sass --gpu-architecture "$arch" "$bin" >"$listing" 2>&1
       crc=$?
+      "$cuobjdump" --dump-resource-usage --gpu-architecture "$arch" "$bin" >"${listing%.sass}.res" 2>&1
     else
       crc=0
       [ -f "$listing" ] || { echo "stage $s $arch: no listing $listing (SASS_DIR=$sass_dir)"; bad[$arch]=1; rc=1; continue; }
@@ -90,6 +96,23 @@ for bin in "$@"; do
       else
         printf 'stage %s %-8s %-26s OUT OF ORDER: %d of %d A..C pairs without B, %d of %d functions without a pair (%s; A %s, B %s, C %s in %s)\n' \
           "$s" "$arch" "A>>B>>C" "${nob:-0}" "${pairs:-0}" "${empty:-0}" "${fns:-0}" "$what" "$a" "$b" "$c" "$f"; rc=1
+      fi
+      continue ;;
+    esac
+    case "$pattern" in stack\<=*:*)
+      lim=${pattern#stack<=}; f=${lim#*:}; lim=${lim%%:*}
+      # "<functions matching F> <largest frame> <its function>" from "Function NAME:" / "STACK:N"
+      read -r fns worst wname < <(awk -v F="$f" '
+        /^[[:space:]]*Function [^ ]+:/ { name = $2; sub(/:$/, "", name); on = (name ~ F); next }
+        on && match($0, /STACK:[0-9]+/) { n++; v = substr($0, RSTART + 6, RLENGTH - 6) + 0
+                                         if (n == 1 || v > w) { w = v; wn = name }; on = 0 }
+        END { printf "%d %d %s\n", n, w, (n ? wn : "-") }' "$sass_dir/stage_$s.$arch.res" 2>/dev/null)
+      if [ "${fns:-0}" -eq 0 ]; then
+        printf 'stage %s %-8s %-26s MISSING: no function matches %s in %s (%s)\n' "$s" "$arch" "stack<=$lim" "$f" "$sass_dir/stage_$s.$arch.res" "$what"; rc=1
+      elif [ "$worst" -le "$lim" ]; then
+        printf 'stage %s %-8s %-26s %5d functions, largest frame %d bytes  (%s)\n' "$s" "$arch" "stack<=$lim" "$fns" "$worst" "$what"
+      else
+        printf 'stage %s %-8s %-26s OVER BUDGET: %d bytes of stack frame in %s (%d functions match %s; %s)\n' "$s" "$arch" "stack<=$lim" "$worst" "$wname" "$fns" "$f" "$what"; rc=1
       fi
       continue ;;
     esac

@@ -16,6 +16,6 @@ case $rc in
   77) echo "sass: not checked: $(head -n 1 "$log")"; rc=0 ;;
   # sass_check.sh's failure lines, and the indented lines of cuobjdump's own message after "no SASS"
   *) echo "sass: FAILED (make sass; table in $log):"
-     grep -E '^stage [^ ]+: no |^stage .* (MISSING|PRESENT [0-9]|OUT OF ORDER)|^    ' "$log" | head -n 40 ;;
+     grep -E '^stage [^ ]+: no |^stage .* (MISSING|PRESENT [0-9]|OUT OF ORDER|OVER BUDGET)|^    ' "$log" | head -n 40 ;;
 esac
 exit $rc

@@ -1,6 +1,6 @@
 /* scripts/test_sass.sh, make test's last step, on hand-written listings (SASS_DIR, no cuobjdump):
  * rules that hold pass with one summary line, a missing instruction fails make test and shows the
- * rule, and a machine with no cuobjdump at all is told the SASS was not checked without failing
+ * rule, a stack rule holds a kernel's stack frame (its spills) to a budget, and a machine with no cuobjdump at all is told the SASS was not checked without failing
  * (as the GPU suites skip without a GPU). */
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -52,15 +52,21 @@ static const char *const LISTING = "\t\tFunction : _Z6kernelv\n"
                                    "        /*0100*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], RZ ;\n"
                                    "        /*0110*/                   MUFU.EX2 R3, R4 ;\n";
 
-Test(test_sass, rules_that_hold_pass_and_a_missing_instruction_fails)
+/* A fresh folder of saved listings for stage Z (both archs: LISTING), and the environment that
+ * points make sass at it and at dir/expect for the rules. */
+static void fixture(char *dir, char *env, size_t env_len)
 {
     if (access("scripts/test_sass.sh", R_OK) != 0) cr_skip_test("scripts/test_sass.sh not found: run from the repository root");
-    char dir[] = "/tmp/test_sass_XXXXXX";
     cr_assert(mkdtemp(dir) != NULL);
     write_file(dir, "stage_Z.sm_90a.sass", LISTING);
     write_file(dir, "stage_Z.sm_100a.sass", LISTING);
-    char env[2 * PATH_MAX];
-    snprintf(env, sizeof env, "SASS_DIR=%s SASS_EXPECT=%s/expect", dir, dir);
+    snprintf(env, env_len, "SASS_DIR=%s SASS_EXPECT=%s/expect", dir, dir);
+}
+
+Test(test_sass, rules_that_hold_pass_and_a_missing_instruction_fails)
+{
+    char dir[] = "/tmp/test_sass_XXXXXX", env[2 * PATH_MAX];
+    fixture(dir, env, sizeof env);
 
     write_file(dir, "expect", "sm_90a HGMMA\\.64x the S MMA\nsm_100a MUFU\\.EX2 exponentials\nsm_90a !LDG\\.E\\.128 no thread copies\n");
     cr_expect_eq(run_in(".", env, dir), 0, "three rules that hold");
@@ -78,6 +84,37 @@ Test(test_sass, rules_that_hold_pass_and_a_missing_instruction_fails)
     write_file(dir, "expect", "sm_90a !MUFU\\.EX2 no exponentials\n");
     cr_expect_eq(run_in(".", env, dir), 1, "an instruction that must be absent fails it too");
     cr_expect(output_has(dir, "PRESENT"), "the forbidden instruction is shown");
+    rm_rf(dir);
+}
+
+/* cuobjdump --dump-resource-usage's lines for two functions, one with a stack frame (spills) */
+static const char *const RESOURCES = "\nFatbin elf code:\n================\narch = sm_90a\n"
+                                     " Function _Z6kernelv:\n"
+                                     "  REG:168 STACK:0 SHARED:1024 LOCAL:0 CONSTANT[0]:1152 TEXTURE:0\n"
+                                     " Function _Z5spillv:\n"
+                                     "  REG:255 STACK:16 SHARED:0 LOCAL:0 CONSTANT[0]:900 TEXTURE:0\n";
+
+Test(test_sass, stack_rules_pass_within_the_budget_and_fail_over_it)
+{
+    char dir[] = "/tmp/test_sass_XXXXXX", env[2 * PATH_MAX];
+    fixture(dir, env, sizeof env);
+    write_file(dir, "stage_Z.sm_90a.res", RESOURCES);
+
+    write_file(dir, "expect", "sm_90a stack<=0:_Z6kernel no spill\nsm_90a stack<=16:_Z[56] both within 16 bytes\n");
+    cr_expect_eq(run_in(".", env, dir), 0, "frames within their budgets");
+    cr_expect(output_has(dir, "sass: all 2 rules of 1 stages hold"), "both stack rules count");
+
+    write_file(dir, "expect", "sm_90a stack<=8:_Z[56] within 8 bytes\n");
+    cr_expect_eq(run_in(".", env, dir), 1, "a frame over its budget fails make test");
+    cr_expect(output_has(dir, "OVER BUDGET") && output_has(dir, "16 bytes") && output_has(dir, "_Z5spillv"),
+              "the failure names the function and its frame");
+
+    write_file(dir, "expect", "sm_90a stack<=0:_Z9nosuchfnv no such kernel\n");
+    cr_expect_eq(run_in(".", env, dir), 1, "a rule no function matches fails rather than passing empty");
+    cr_expect(output_has(dir, "MISSING") && output_has(dir, "no function matches"), "and says so");
+
+    write_file(dir, "expect", "sm_100a stack<=0:_Z6kernel no resource listing for this arch\n");
+    cr_expect_eq(run_in(".", env, dir), 1, "no resource usage saved for the arch: not checked, so not passed");
     rm_rf(dir);
 }
 
