@@ -17,7 +17,7 @@
 ##   make footgun FG=NN  build the tests, run footgun test NN (tests/footguns/test_fgNN_*) --verbose
 ##   make footguns     every footgun test: FG, slug, pass/fail/skip, its FGnn/broken/fixed lines
 ##   make sass         SASS of each stage with the instructions that must be there, and the
-##                     kernels' stack frames (spills) and registers within their budgets (needs
+##                     kernels' stack frames (spills) within their budgets (needs
 ##                     cuobjdump: PATH, $(CUDA_HOME)/bin, or .tools/ from make deps; exit 77 without)
 ##   make sanitize     compute-sanitizer memcheck, racecheck, synccheck over the GPU stage programs
 ##   make gpu-test     what the GPU machine runs: make test with a bundled Criterion (its SASS

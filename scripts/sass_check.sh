@@ -15,8 +15,6 @@
 # where ptxas puts spilled registers (and arrays it cannot keep in registers), so a rule of 0
 # keeps a kernel's values all in registers,
 # e.g.  sm_90a  stack<=0:_Z22decode_kernel_m64_ring  the MQA ring spills nothing
-# A register rule "reg<=N:F" does the same for the registers a thread (REG), which with the
-# threads a CTA set how many CTAs an SM holds.
 # Full listings land in build/sass/stage_<X>.<arch>.sass, resource usage in stage_<X>.<arch>.res. Exit 1 if a pattern is missing or
 # cuobjdump gives no SASS for an arch (its message is shown), 77 if there is no cuobjdump.
 # SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump;
@@ -101,21 +99,20 @@ for bin in "$@"; do
       fi
       continue ;;
     esac
-    case "$pattern" in stack\<=*:* | reg\<=*:*)
-      key=${pattern%%<=*}; lim=${pattern#*<=}; f=${lim#*:}; lim=${lim%%:*}
-      unit=bytes; field=STACK; [ "$key" = reg ] && { unit=registers; field=REG; }
-      # "<functions matching F> <largest value> <its function>" from "Function NAME:" / "FIELD:N"
-      read -r fns worst wname < <(awk -v F="$f" -v K="$field:" '
+    case "$pattern" in stack\<=*:*)
+      lim=${pattern#stack<=}; f=${lim#*:}; lim=${lim%%:*}
+      # "<functions matching F> <largest frame> <its function>" from "Function NAME:" / "STACK:N"
+      read -r fns worst wname < <(awk -v F="$f" '
         /^[[:space:]]*Function [^ ]+:/ { name = $2; sub(/:$/, "", name); on = (name ~ F); next }
-        on && match($0, "(^|[[:space:]])" K "[0-9]+") { n++; t = substr($0, RSTART, RLENGTH); sub(/.*:/, "", t); v = t + 0
-                                                     if (n == 1 || v > w) { w = v; wn = name }; on = 0 }
+        on && match($0, /STACK:[0-9]+/) { n++; v = substr($0, RSTART + 6, RLENGTH - 6) + 0
+                                         if (n == 1 || v > w) { w = v; wn = name }; on = 0 }
         END { printf "%d %d %s\n", n, w, (n ? wn : "-") }' "$sass_dir/stage_$s.$arch.res" 2>/dev/null)
       if [ "${fns:-0}" -eq 0 ]; then
-        printf 'stage %s %-8s %-26s MISSING: no function matches %s in %s (%s)\n' "$s" "$arch" "$key<=$lim" "$f" "$sass_dir/stage_$s.$arch.res" "$what"; rc=1
+        printf 'stage %s %-8s %-26s MISSING: no function matches %s in %s (%s)\n' "$s" "$arch" "stack<=$lim" "$f" "$sass_dir/stage_$s.$arch.res" "$what"; rc=1
       elif [ "$worst" -le "$lim" ]; then
-        printf 'stage %s %-8s %-26s %5d functions, at most %d %s  (%s)\n' "$s" "$arch" "$key<=$lim" "$fns" "$worst" "$unit" "$what"
+        printf 'stage %s %-8s %-26s %5d functions, largest frame %d bytes  (%s)\n' "$s" "$arch" "stack<=$lim" "$fns" "$worst" "$what"
       else
-        printf 'stage %s %-8s %-26s OVER BUDGET: %d %s in %s (%d functions match %s; %s)\n' "$s" "$arch" "$key<=$lim" "$worst" "$unit" "$wname" "$fns" "$f" "$what"; rc=1
+        printf 'stage %s %-8s %-26s OVER BUDGET: %d bytes of stack frame in %s (%d functions match %s; %s)\n' "$s" "$arch" "stack<=$lim" "$worst" "$wname" "$fns" "$f" "$what"; rc=1
       fi
       continue ;;
     esac
