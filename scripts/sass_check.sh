@@ -59,9 +59,9 @@ order_pairs() {
     }
     END { close_fn(); printf "%d %d %d %d\n", n, bad, empty, fns }' "$5"
 }
-declare -A bad
+declare -A bad resbad
 for bin in "$@"; do
-  bad=()
+  bad=() resbad=()
   s=${bin##*/stage_}
   dir=$(ls -d stages/"$s"_* 2>/dev/null | head -n 1)
   expect=${SASS_EXPECT:-$dir/sass.expect}
@@ -70,7 +70,8 @@ for bin in "$@"; do
     if [ -n "$cuobjdump" ]; then
       "$cuobjdump" --dump-sass --gpu-architecture "$arch" "$bin" >"$listing" 2>&1
       crc=$?
-      "$cuobjdump" --dump-resource-usage --gpu-architecture "$arch" "$bin" >"${listing%.sass}.res" 2>&1
+      "$cuobjdump" --dump-resource-usage --gpu-architecture "$arch" "$bin" >"${listing%.sass}.res" 2>&1 ||
+        resbad[$arch]="cuobjdump --dump-resource-usage failed (exit $?)"
     else
       crc=0
       [ -f "$listing" ] || { echo "stage $s $arch: no listing $listing (SASS_DIR=$sass_dir)"; bad[$arch]=1; rc=1; continue; }
@@ -102,12 +103,15 @@ for bin in "$@"; do
     case "$pattern" in stack\<=*:*)
       lim=${pattern#stack<=}; f=${lim#*:}; lim=${lim%%:*}
       # "<functions matching F> <largest frame> <its function>" from "Function NAME:" / "STACK:N"
-      read -r fns worst wname < <(awk -v F="$f" '
-        /^[[:space:]]*Function [^ ]+:/ { name = $2; sub(/:$/, "", name); on = (name ~ F); next }
+      # (the pattern goes through the environment: awk -v would turn its backslashes into escapes)
+      read -r fns worst wname < <(F=$f awk '
+        /^[[:space:]]*Function [^ ]+:/ { name = $2; sub(/:$/, "", name); on = (name ~ ENVIRON["F"]); next }
         on && match($0, /STACK:[0-9]+/) { n++; v = substr($0, RSTART + 6, RLENGTH - 6) + 0
                                          if (n == 1 || v > w) { w = v; wn = name }; on = 0 }
         END { printf "%d %d %s\n", n, w, (n ? wn : "-") }' "$sass_dir/stage_$s.$arch.res" 2>/dev/null)
-      if [ "${fns:-0}" -eq 0 ]; then
+      if [ -n "${resbad[$arch]:-}" ]; then
+        printf 'stage %s %-8s %-26s MISSING: %s (%s)\n' "$s" "$arch" "stack<=$lim" "${resbad[$arch]}" "$what"; rc=1
+      elif [ "${fns:-0}" -eq 0 ]; then
         printf 'stage %s %-8s %-26s MISSING: no function matches %s in %s (%s)\n' "$s" "$arch" "stack<=$lim" "$f" "$sass_dir/stage_$s.$arch.res" "$what"; rc=1
       elif [ "$worst" -le "$lim" ]; then
         printf 'stage %s %-8s %-26s %5d functions, largest frame %d bytes  (%s)\n' "$s" "$arch" "stack<=$lim" "$fns" "$worst" "$what"

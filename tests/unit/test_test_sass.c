@@ -115,6 +115,13 @@ Test(test_sass, stack_rules_pass_within_the_budget_and_fail_over_it)
 
     write_file(dir, "expect", "sm_100a stack<=0:_Z6kernel no resource listing for this arch\n");
     cr_expect_eq(run_in(".", env, dir), 1, "no resource usage saved for the arch: not checked, so not passed");
+    cr_expect(output_has(dir, "MISSING") && output_has(dir, "stage_Z.sm_100a.res"), "and the missing listing is named");
+
+    /* the pattern reaches awk as a regex: an escaped dot is a dot, not any character */
+    write_file(dir, "expect", "sm_90a stack<=0:_Z6kerne.v any character\n");
+    cr_expect_eq(run_in(".", env, dir), 0, "kerne.v matches _Z6kernelv");
+    write_file(dir, "expect", "sm_90a stack<=0:_Z6kerne\\.v a dot only\n");
+    cr_expect_eq(run_in(".", env, dir), 1, "kerne\\.v does not match _Z6kernelv");
     rm_rf(dir);
 }
 
