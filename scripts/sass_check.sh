@@ -10,14 +10,15 @@
 # matching C, e.g.
 # stage F's wait for the previous P V (C) must come after some exponentials (B) that follow the
 # wait for S (A): ptxas may move a wait up to the start of its block.
-# A stack rule "stack<=N:F" says: every function whose (mangled) name matches the egrep pattern F
-# (at least one) has a stack frame of at most N bytes in `cuobjdump -res-usage`: the frame is
-# where ptxas puts spilled registers (and arrays it cannot keep in registers), so a rule of 0
-# keeps a kernel's values all in registers,
-# e.g.  sm_90a  stack<=0:_Z22decode_kernel_m64_ring  the MQA ring spills nothing
-# Full listings land in build/sass/stage_<X>.<arch>.sass, resource usage in stage_<X>.<arch>.res. Exit 1 if a pattern is missing or
-# cuobjdump gives no SASS for an arch (its message is shown), 77 if there is no cuobjdump.
-# SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass) without cuobjdump;
+# A stack rule "stack<=N:F" says: every function whose (mangled) name matches the extended regex
+# F (at least one) has a stack frame of at most N bytes in `cuobjdump --dump-resource-usage`: the
+# frame is where ptxas puts spilled registers (and arrays it cannot keep in registers), so a rule
+# of 0 keeps a kernel's values all in registers, e.g.
+#   sm_90a  stack<=0:_Z22decode_kernel_m64_ring  the MQA ring spills nothing
+# Full listings land in build/sass/stage_<X>.<arch>.sass, resource usage beside them in .res.
+# Exit 1 if a rule fails or cuobjdump gives no SASS for an arch (its message is shown), 77 if
+# there is no cuobjdump.
+# SASS_DIR=<folder> re-checks listings saved earlier (stage_<X>.<arch>.sass and .res) without cuobjdump;
 # SASS_EXPECT=<file> takes the rules from there instead of the stage's sass.expect (tests).
 set -u
 # cuobjdump: the one on PATH, else $CUDA_HOME/bin/cuobjdump (the Makefile passes CUDA_HOME), else
